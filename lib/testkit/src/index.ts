@@ -1,0 +1,3 @@
+export * from './run-bin.js';
+export * from './temp-dir.js';
+export * from './podman-names.js';

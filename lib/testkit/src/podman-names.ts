@@ -1,0 +1,29 @@
+import { randomBytes } from 'node:crypto';
+import { runPodman } from '@agent-sandbox/shared/podman';
+import type { Teardown } from './temp-dir.js';
+
+/** Every container a test makes carries this prefix, so leaks are found and only ours removed. */
+export const testPrefix = 'astest-';
+
+/** A unique container name for one test; the container is force-removed when the test ends. */
+export function containerName(t: Teardown, label: string): string {
+  const name = `${testPrefix}${label}-${randomBytes(4).toString('hex')}`;
+  t.teardown(async () => {
+    await runPodman(['rm', '--force', '--ignore', '--time', '0', name], { expect: 'any' });
+  });
+  return name;
+}
+
+/** Names of test containers still present (the leak check). */
+export async function leakedContainers(): Promise<string[]> {
+  const out = await runPodman(['ps', '-a', '--format', '{{.Names}}'], { expect: 'any' });
+  return out.stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith(testPrefix));
+}
+
+/** True when the image exists locally. */
+export async function imageExists(image: string): Promise<boolean> {
+  return (await runPodman(['image', 'exists', image], { expect: 'any' })).exitCode === 0;
+}

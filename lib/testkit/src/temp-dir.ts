@@ -1,0 +1,15 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+/** Anything with tap's teardown, so helpers need not import tap. */
+export interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+/** A fresh directory (realpath'd: /tmp may be a link) removed when the test ends, pass or fail. */
+export async function tempDir(t: Teardown, prefix = 'agent-sandbox-test-'): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs everything agent-sandbox needs on a fresh Debian 12 machine, as root:
+# Debian packages, pnpm (from the npm registry), the workspace's dependencies,
+# the build, and the offline container images. Safe to run again: each step is
+# skipped or fast when already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+packages=(podman runc uidmap slirp4netns fuse-overlayfs shellcheck debootstrap busybox-static
+  openssh-server openssh-client iproute2 util-linux procps git python3 jq ca-certificates)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    say "missing Debian packages: ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})"
+    exit 1
+  fi
+  say "installing Debian packages: ${missing[*]}"
+  apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+fi
+
+want_pnpm=9.15.9
+if [ "$(pnpm --version 2>/dev/null || true)" != "$want_pnpm" ]; then
+  say "installing pnpm $want_pnpm from the npm registry"
+  npm install -g "pnpm@$want_pnpm" >&2
+fi
+
+say "installing workspace dependencies (lockfile pinned)"
+pnpm install --frozen-lockfile >&2
+say "building"
+pnpm run build >&2
+say "building container images (offline; the first build takes a few minutes)"
+bash image/build-all.sh
+say "done"

@@ -1,0 +1,2 @@
+export { guardPath, isWithin, checkPathText, resolveRoot, realFs, type GuardFs } from './guard-path.js';
+export { tool } from './cli.js';
