@@ -1,0 +1,149 @@
+#!/usr/bin/env node
+// A scripted model server for offline agent runs: speaks just enough of the
+// OpenAI Responses API (Codex CLI) and the Anthropic Messages API (Claude Code)
+// to drive a real agent CLI through a fixed list of steps.
+//
+// Usage: model-server.mjs --script STEPS.json --port N [--token-sha256 HEX] [--record FILE]
+//
+// STEPS.json: [{"exec":"shell command"} | {"write":{"path","content"}} | {"say":"final text"}]
+// The step answered is chosen by how many tool results the conversation already
+// carries, so retries and side requests (titles, quota checks) never skip a step.
+// The bearer token / x-api-key received is never printed or stored: only whether
+// its SHA-256 matches --token-sha256 is recorded ("tokenMatched").
+import { createServer } from 'node:http';
+import { createHash } from 'node:crypto';
+import { appendFileSync, readFileSync } from 'node:fs';
+
+function arg(name, fallback) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? fallback : process.argv[i + 1];
+}
+const steps = JSON.parse(readFileSync(arg('script'), 'utf8'));
+const port = Number(arg('port', '8080'));
+const host = arg('host', '127.0.0.1');
+const expectedTokenSha = arg('token-sha256', '');
+const recordFile = arg('record', '');
+/** Where codex asks to refresh an expired token; answered with new (fake) tokens. */
+const refreshTokens = { access: arg('refresh-access-token', ''), refresh: 'refreshed-refresh-token' };
+
+function record(entry) {
+  if (recordFile) appendFileSync(recordFile, `${JSON.stringify({ at: new Date().toISOString(), ...entry })}\n`);
+}
+
+function presentedToken(req) {
+  const auth = req.headers['authorization'];
+  if (typeof auth === 'string' && auth.startsWith('Bearer ')) return auth.slice(7);
+  const key = req.headers['x-api-key'];
+  return typeof key === 'string' ? key : '';
+}
+
+function tokenMatched(req) {
+  const token = presentedToken(req);
+  if (!token) return false;
+  return createHash('sha256').update(token).digest('hex') === expectedTokenSha;
+}
+
+function sse(res, events) {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  for (const [event, data] of events) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  res.end();
+}
+
+// ---- OpenAI Responses (Codex CLI) ----
+function codexStepIndex(body) {
+  const input = Array.isArray(body.input) ? body.input : [];
+  return input.filter((i) => i && (i.type === 'function_call_output' || i.type === 'custom_tool_call_output')).length;
+}
+
+function codexItem(step, n) {
+  if (step.exec !== undefined) {
+    return { type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name: 'exec_command', arguments: JSON.stringify({ cmd: step.exec }) };
+  }
+  if (step.write !== undefined) {
+    const cmd = `mkdir -p "$(dirname '${step.write.path}')" && cat > '${step.write.path}' <<'AGENT_EOF'\n${step.write.content}\nAGENT_EOF`;
+    return { type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name: 'exec_command', arguments: JSON.stringify({ cmd }) };
+  }
+  return { type: 'message', role: 'assistant', id: `msg_${n}`, content: [{ type: 'output_text', text: step.say ?? 'done', annotations: [] }] };
+}
+
+function answerCodex(req, res, body) {
+  const n = codexStepIndex(body);
+  const step = steps[n] ?? { say: 'done' };
+  record({ api: 'responses', step: n, tokenMatched: tokenMatched(req), kind: Object.keys(step)[0] });
+  const item = codexItem(step, n);
+  const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
+  sse(res, [
+    ['response.created', { type: 'response.created', response: { id: `resp_${n}` } }],
+    ['response.output_item.done', { type: 'response.output_item.done', output_index: 0, item }],
+    ['response.completed', { type: 'response.completed', response: { id: `resp_${n}`, usage } }],
+  ]);
+}
+
+// ---- Anthropic Messages (Claude Code) ----
+function claudeStepIndex(body) {
+  let n = 0;
+  for (const m of body.messages ?? []) {
+    if (Array.isArray(m.content)) n += m.content.filter((c) => c && c.type === 'tool_result').length;
+  }
+  return n;
+}
+
+function answerClaude(req, res, body) {
+  const main = Array.isArray(body.tools) && body.tools.length > 0;
+  const n = main ? claudeStepIndex(body) : -1;
+  const step = main ? steps[n] ?? { say: 'done' } : { say: 'ok' };
+  record({ api: 'messages', step: n, side: !main, tokenMatched: tokenMatched(req), kind: Object.keys(step)[0] });
+  const message = { id: `msg_${n}`, type: 'message', role: 'assistant', model: body.model ?? 'claude-test', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } };
+  const events = [['message_start', { type: 'message_start', message }]];
+  let stop = 'end_turn';
+  if (step.exec !== undefined || step.write !== undefined) {
+    const [name, input] = step.exec !== undefined
+      ? ['Bash', { command: step.exec, description: 'scripted step' }]
+      : ['Write', { file_path: step.write.path, content: step.write.content }];
+    events.push(
+      ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: `toolu_${n}`, name, input: {} } }],
+      ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(input) } }],
+      ['content_block_stop', { type: 'content_block_stop', index: 0 }],
+    );
+    stop = 'tool_use';
+  } else {
+    events.push(
+      ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }],
+      ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: step.say ?? 'done' } }],
+      ['content_block_stop', { type: 'content_block_stop', index: 0 }],
+    );
+  }
+  events.push(
+    ['message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 5 } }],
+    ['message_stop', { type: 'message_stop' }],
+  );
+  sse(res, events);
+}
+
+const server = createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    let body = {};
+    try {
+      body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {};
+    } catch {
+      body = {};
+    }
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method === 'POST' && path.endsWith('/responses')) return answerCodex(req, res, body);
+    if (req.method === 'POST' && path.endsWith('/v1/messages')) return answerClaude(req, res, body);
+    if (req.method === 'POST' && path.endsWith('/oauth/token')) {
+      record({ api: 'refresh', tokenMatched: tokenMatched(req) });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ access_token: refreshTokens.access, refresh_token: refreshTokens.refresh, id_token: refreshTokens.access, expires_in: 3600 }));
+    }
+    record({ api: 'other', method: req.method, path });
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end('{"error":"not found"}');
+  });
+});
+server.listen(port, host, () => {
+  process.stderr.write(`model-server: listening on ${host}:${port}\n`);
+});
+for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => server.close(() => process.exit(0)));
