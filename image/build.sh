@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Build localhost/agent-sandbox:latest from image/Containerfile on top of the base image
+# (localhost/agent-sandbox-base:bookworm, made by build-base.sh), offline:
+#   podman --runtime runc build --network=none --pull=never ...
+# Everything the image needs came from debootstrap; nothing is downloaded here.
+#
+# The build context is assembled in a temp dir: Containerfile, entrypoint.sh and build/bin/,
+# which holds image/build/cred-stage (the esbuild bundle made by tools/cred-stage) when that
+# file exists, and is empty otherwise. The repo tree is never written to.
+#
+# Cached: podman's layer cache (content-addressed COPY), plus the base is skipped when its
+# inputs label matches. Prints one line when nothing changed.
+#
+# Timings measured on the dev machine (2 CPUs, podman 4.3.1, runc, overlay):
+#   first build, base absent:          48 s (base 46 s, of which debootstrap 42 s; this step 1-2 s)
+#   agent image only, base cached:     1-2 s
+#   second build, nothing changed:     0.7 s (build-all.sh: 0.9 s for all three images)
+#   after editing entrypoint.sh:       0.8 s (only the layers from the COPY on are rebuilt)
+#   `podman run --rm ... true` of the result with the session flags: 0.16 s
+#
+# Env: AGENT_SANDBOX_SKIP_BASE=1 (build-all.sh has just checked the base),
+#      AGENT_SANDBOX_IMAGE / AGENT_SANDBOX_BASE_IMAGE to change the tags.
+set -euo pipefail
+
+AS_PROG=build
+here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+
+IMAGE=${AGENT_SANDBOX_IMAGE:-localhost/agent-sandbox:latest}
+BASE=${AGENT_SANDBOX_BASE_IMAGE:-localhost/agent-sandbox-base:bookworm}
+CRED_STAGE=$here/build/cred-stage
+
+as_need podman mktemp
+as_need_root
+
+if [ "${AGENT_SANDBOX_SKIP_BASE:-0}" != 1 ] || ! podman image exists "$BASE"; then
+  AGENT_SANDBOX_BASE_IMAGE=$BASE "$here/build-base.sh"
+fi
+
+ctx=$(mktemp -d "${TMPDIR:-/var/tmp}/agent-sandbox-ctx.XXXXXX")
+trap 'rm -rf -- "$ctx"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+install -m 0644 "$here/Containerfile" "$ctx/Containerfile"
+install -m 0755 "$here/entrypoint.sh" "$ctx/entrypoint.sh"
+mkdir -p "$ctx/build/bin"
+if [ -f "$CRED_STAGE" ]; then
+  install -m 0755 "$CRED_STAGE" "$ctx/build/bin/cred-stage"
+fi
+
+before=$(as_image_id "$IMAGE")
+log=$ctx/podman-build.log
+start=$SECONDS
+if ! podman --runtime runc build \
+  --network=none --pull=never --layers \
+  --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 \
+  --build-arg "BASE=$BASE" \
+  --file "$ctx/Containerfile" --tag "$IMAGE" \
+  "$ctx" >"$log" 2>&1; then
+  as_tail_log "$log"
+  as_die "podman build of $IMAGE failed (see above)"
+fi
+after=$(as_image_id "$IMAGE")
+
+what="no cred-stage: image/build/cred-stage not built yet"
+[ -f "$CRED_STAGE" ] && what="with cred-stage"
+if [ -n "$before" ] && [ "$before" = "$after" ]; then
+  as_cached "$IMAGE is up to date (cached; $what)"
+else
+  as_prune_stale
+  as_log "built $IMAGE (${after:0:12}) in $((SECONDS - start)) s; $what"
+fi

@@ -1,0 +1,54 @@
+#!/bin/sh
+# agent-entrypoint: the container's command, started by tini (PID 1) as
+#   /usr/bin/tini -- /usr/local/bin/agent-entrypoint [CMD...]
+#
+# Containers run with --cap-drop=ALL, no-new-privileges and --user 1000:1000, so this already
+# runs as the agent user and cannot switch users; it does not try.
+#
+# 1. Credentials. The host stages credential files read-only under /sandbox-secrets
+#    (`cred-stage plan`). If anything is staged there, `cred-stage install` copies it to where
+#    the agent CLI expects it. If something is staged but cred-stage is not in the image, the
+#    session fails closed: exit 85 ("credential unresolvable"), never start the agent without
+#    the credentials it was planned with. cred-stage's stdout goes to stderr: stdout belongs
+#    to the agent.
+# 2. exec "$@" (the agent), or a shell when no command was given. The contained command's
+#    exit status is never rewritten: it is exec'd, not run as a child.
+#
+# POSIX sh (dash in the Debian image): `set -o pipefail` is not POSIX, so no pipelines here.
+set -eu
+
+prog=agent-entrypoint
+secrets=/sandbox-secrets
+
+# secrets_staged: true when $secrets holds any non-directory entry (at any depth). A path that
+# exists but cannot be listed, or is not a directory, counts as staged: fail closed.
+secrets_staged() {
+  if [ -d "$secrets" ]; then
+    found=$(find "$secrets" ! -type d -print 2>/dev/null) || return 0
+    [ -n "$found" ]
+  else
+    [ -e "$secrets" ] || [ -L "$secrets" ]
+  fi
+}
+
+if secrets_staged; then
+  if ! command -v cred-stage >/dev/null 2>&1; then
+    echo "$prog: credentials are staged in $secrets but cred-stage is not installed in this image (expected /usr/local/bin/cred-stage); refusing to start (exit 85)" >&2
+    exit 85
+  fi
+  status=0
+  cred-stage install >&2 || status=$?
+  if [ "$status" -ne 0 ]; then
+    echo "$prog: cred-stage install failed with exit $status; refusing to start" >&2
+    exit "$status"
+  fi
+fi
+
+if [ "$#" -eq 0 ]; then
+  if [ -x /bin/bash ]; then
+    set -- /bin/bash
+  else
+    set -- /bin/sh
+  fi
+fi
+exec "$@"
