@@ -29,7 +29,8 @@ here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 
 IMAGE=${AGENT_SANDBOX_IMAGE:-localhost/agent-sandbox:latest}
 BASE=${AGENT_SANDBOX_BASE_IMAGE:-localhost/agent-sandbox-base:bookworm}
-CRED_STAGE=$here/build/cred-stage
+CRED_STAGE=$here/build/bin/cred-stage
+[ -f "$CRED_STAGE" ] || CRED_STAGE=$here/build/cred-stage
 
 as_need podman mktemp
 as_need_root

@@ -36,4 +36,6 @@ say "building"
 pnpm run build >&2
 say "building container images (offline; the first build takes a few minutes)"
 bash image/build-all.sh
+say "building the agent image (real Codex CLI and Claude Code, pinned in image/agents)"
+bash image/build-agents.sh
 say "done"
