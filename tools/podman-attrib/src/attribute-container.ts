@@ -1,0 +1,104 @@
+/**
+ * The CLI path, for shell callers: attribute an exited container that still
+ * exists (run without --rm). Costs one `podman inspect`; adds the event log
+ * and the kernel log lines naming the container's own cgroup (libpod-<id>),
+ * and the counters of its parent when the parent is a session parent of ours.
+ */
+import { ToolError } from '@agent-sandbox/shared';
+import { runPodman } from '@agent-sandbox/shared/podman';
+import type { Evidence, PodmanAttribOutput } from '@agent-sandbox/shared/schemas/podman-attrib';
+import { cgroupEvidence, eventEvidence, kernelEvidence, type AttributeDeps } from './attribute-end.js';
+import { cgroupLayout, parentBase } from './cgroup-tree.js';
+import { peakFromCounters, readCounters } from './counters.js';
+import { eventLogPath, readContainerEvents } from './event-log.js';
+import { readKmsg } from './kernel-log.js';
+import { decide, signalOfStatus } from './verdict.js';
+
+export interface InspectedState {
+  id: string;
+  name: string;
+  status: string;
+  exitCode: number;
+  oomKilled: boolean;
+  error: string;
+  startedAt: string;
+  finishedAt: string;
+  cgroupParent: string;
+}
+
+/** The fields we use from `podman inspect --format json` of one container. */
+export function parseInspect(stdout: string): InspectedState {
+  const [doc] = JSON.parse(stdout) as any[];
+  const state = doc?.State ?? {};
+  return {
+    id: String(doc?.Id ?? ''),
+    name: String(doc?.Name ?? ''),
+    status: String(state.Status ?? ''),
+    exitCode: Number(state.ExitCode ?? 0),
+    oomKilled: Boolean(state.OOMKilled),
+    error: String(state.Error ?? ''),
+    startedAt: String(state.StartedAt ?? ''),
+    finishedAt: String(state.FinishedAt ?? ''),
+    cgroupParent: String(doc?.HostConfig?.CgroupParent ?? ''),
+  };
+}
+
+export interface ContainerDeps extends AttributeDeps {
+  inspect?: (container: string) => Promise<InspectedState>;
+}
+
+async function inspectContainer(container: string): Promise<InspectedState> {
+  const out = await runPodman(['container', 'inspect', '--format', 'json', container], { expect: 'any', timeoutMs: 30_000 });
+  if (out.exitCode !== 0) {
+    throw new ToolError('usage', 'no-such-container', `container ${JSON.stringify(container)}: podman inspect failed: ${out.stderr.trim().split('\n').pop() ?? ''}`);
+  }
+  return parseInspect(out.stdout);
+}
+
+export async function attributeContainer(container: string, deps: ContainerDeps = {}): Promise<PodmanAttribOutput> {
+  const state = await (deps.inspect ?? inspectContainer)(container);
+  if (state.status === 'running' || state.status === 'paused' || state.status === 'stopping') {
+    throw new ToolError('usage', 'container-running', `container ${JSON.stringify(container)} is ${state.status}: attribute it after it ended`);
+  }
+  const ours = state.cgroupParent.startsWith(`/${parentBase}/`);
+  const layout = cgroupLayout(ours ? state.cgroupParent : `/${parentBase}/-none-`);
+  const counters = ours ? readCounters(layout) : {};
+  // The container's own cgroup (<parent>/libpod-<id>) is named in the kernel's lines.
+  const kernel = kernelEvidence((deps.readKmsg ?? readKmsg)(-1), `${state.cgroupParent || ''}/libpod-${state.id}`);
+  const eventLog = eventEvidence((deps.readEvents ?? readContainerEvents)({ id: state.id }, 0, eventLogPath()));
+  const neverStarted = state.status === 'created' || state.status === 'configured' || (state.error !== '' && state.startedAt.startsWith('0001'));
+  const verdict = decide({
+    exitCode: state.exitCode,
+    kernel: kernel.state === 'read' ? kernel : undefined,
+    counters,
+    events: eventLog.state === 'read' ? eventLog.events : undefined,
+    neverStarted,
+    inspectOomKilled: state.oomKilled,
+  });
+  const cgroup = ours
+    ? cgroupEvidence(layout, state.cgroupParent, counters)
+    : {
+        ...cgroupEvidence(layout, state.cgroupParent, {}),
+        error: `the container's cgroup is removed when it exits and its parent ${state.cgroupParent || '(default)'} is shared: no peaks`,
+      };
+  const signal = signalOfStatus(state.exitCode);
+  const evidence: Evidence = {
+    basis: verdict.basis,
+    exit: { status: state.exitCode, source: 'inspect', ...(verdict.reason === 'signal' && signal ? { signal } : {}) },
+    kernelLog: kernel,
+    cgroup,
+    eventLog,
+    inspect: { status: state.status, oomKilled: state.oomKilled, error: state.error, startedAt: state.startedAt, finishedAt: state.finishedAt },
+  };
+  return {
+    ok: true,
+    exitCode: state.exitCode,
+    reason: verdict.reason,
+    evidence,
+    peak: ours ? peakFromCounters(counters, layout.mode) : { memoryBytes: null, pids: null, cpuSeconds: null },
+    container: state.name,
+    containerId: state.id,
+    startedAt: state.startedAt,
+    endedAt: state.finishedAt,
+  };
+}

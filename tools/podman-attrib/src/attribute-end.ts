@@ -1,0 +1,122 @@
+/**
+ * After the container ended (and, with `--rm`, is already gone): the reason and
+ * peaks from the sources that outlive it: the exit status podman run returned,
+ * the kernel log, the parent cgroup's counters, podman's event log. No podman
+ * process is started.
+ */
+import type { Evidence, PodmanAttribOutput, Peak } from '@agent-sandbox/shared/schemas/podman-attrib';
+import { cgroupLayout, parentPath, type CgroupLayout } from './cgroup-tree.js';
+import { peakFromCounters, readCounters, type Counters } from './counters.js';
+import { eventLogPath, readContainerEvents, type EventRead } from './event-log.js';
+import { findKernelEvents, kmsgPath, readKmsg, type KmsgRead } from './kernel-log.js';
+import type { Attribution } from './prepare.js';
+import { decide } from './verdict.js';
+import { readFileSync } from 'node:fs';
+
+export interface AttributeEndInput {
+  sessionId: string;
+  containerName: string;
+  /** As given to --cgroup-parent (default /agent-sandbox/<sessionId>). */
+  cgroupParent?: string;
+  exitCode: number;
+  startedAt?: string;
+  endedAt?: string;
+  /** The last lines of podman run's stderr; evidence for start failures. */
+  stderrTail?: string;
+  /** The container ID from the cidfile, when it was written. */
+  containerId?: string;
+  /** Marks taken by prepareAttribution: only later log lines count. */
+  kmsgSeq?: number;
+  eventLog?: { path: string; offset: number };
+  layout?: CgroupLayout;
+  /** Peaks from startSampler, used where no peak file survived. */
+  sampled?: Peak;
+  interrupted?: 'SIGINT' | 'SIGTERM';
+  /** What prepareAttribution returned: supplies the marks, the layout and the cidfile's container ID. */
+  prepared?: Attribution;
+}
+
+/** Seams for tests: where the kernel log and event log are read from. */
+export interface AttributeDeps {
+  readKmsg?: (afterSeq: number) => KmsgRead;
+  readEvents?: (match: { name?: string; id?: string }, offset: number, file: string) => EventRead;
+}
+
+export function kernelEvidence(read: KmsgRead, match: string): Evidence['kernelLog'] {
+  if (read.state !== 'read') return { state: read.state, source: kmsgPath, error: read.error, match, oomKills: [], pidsRejections: [] };
+  return { state: 'read', source: kmsgPath, match, ...findKernelEvents(read.records, match) };
+}
+
+export function eventEvidence(read: EventRead): Evidence['eventLog'] {
+  if (read.state !== 'read') return { state: read.state, source: read.source, error: read.error, events: [] };
+  return { state: 'read', source: read.source, events: read.events };
+}
+
+export function cgroupEvidence(layout: CgroupLayout, parent: string, counters: Counters, sampled?: Peak): Evidence['cgroup'] {
+  const found = Object.keys(counters).length > 0;
+  return {
+    state: found ? 'read' : 'absent',
+    version: layout.mode === 'v2' ? 'v2' : 'v1',
+    parent,
+    ...(found ? {} : { error: `no counters under ${layout.dirs.memory}` }),
+    counters,
+    ...(sampled ? { sampled } : {}),
+  };
+}
+
+/** The container ID podman wrote to the cidfile, if it got that far. */
+export function readCidfile(file: string): string | undefined {
+  try {
+    const id = readFileSync(file, 'utf8').trim();
+    return /^[0-9a-f]{64}$/.test(id) ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function attributeEnd(given: AttributeEndInput, deps: AttributeDeps = {}): PodmanAttribOutput {
+  const p = given.prepared;
+  const cid = p ? readCidfile(p.cidfile) : undefined;
+  const input: AttributeEndInput = {
+    ...(p ? { cgroupParent: p.cgroupParent, kmsgSeq: p.kmsgSeq, eventLog: p.eventLog, layout: p.layout } : {}),
+    ...(cid ? { containerId: cid } : {}),
+    ...given,
+  };
+  const parent = input.cgroupParent ?? parentPath(input.sessionId);
+  const layout = input.layout ?? cgroupLayout(parent);
+  const counters = readCounters(layout);
+  const kernel = kernelEvidence((deps.readKmsg ?? readKmsg)(input.kmsgSeq ?? -1), parent);
+  const logFile = input.eventLog?.path ?? eventLogPath();
+  const match = { name: input.containerName, ...(input.containerId ? { id: input.containerId } : {}) };
+  const eventRead = (deps.readEvents ?? readContainerEvents)(match, input.eventLog?.offset ?? 0, logFile);
+  const eventLog = eventEvidence(eventRead);
+  const verdict = decide({
+    exitCode: input.exitCode,
+    kernel: kernel.state === 'read' ? kernel : undefined,
+    counters,
+    events: eventLog.state === 'read' ? eventLog.events : undefined,
+    stderrTail: input.stderrTail,
+  });
+  const evidence: Evidence = {
+    basis: verdict.basis,
+    exit: { status: input.exitCode, source: 'podman-run', ...(verdict.signal ? { signal: verdict.signal } : {}) },
+    kernelLog: kernel,
+    cgroup: cgroupEvidence(layout, parent, counters, input.sampled),
+    eventLog,
+    ...(input.stderrTail !== undefined ? { stderrTail: input.stderrTail } : {}),
+    ...(input.interrupted ? { interrupted: input.interrupted } : {}),
+  };
+  const id = input.containerId ?? (eventRead.state === 'read' ? eventRead.id : undefined);
+  return {
+    ok: true,
+    exitCode: input.exitCode,
+    reason: verdict.reason,
+    evidence,
+    peak: peakFromCounters(counters, layout.mode, input.sampled),
+    sessionId: input.sessionId,
+    container: input.containerName,
+    ...(id ? { containerId: id } : {}),
+    ...(input.startedAt ? { startedAt: input.startedAt } : {}),
+    ...(input.endedAt ? { endedAt: input.endedAt } : {}),
+  };
+}

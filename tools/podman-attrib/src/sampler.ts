@@ -1,0 +1,71 @@
+/**
+ * Samples the parent cgroup's current usage, for peaks only where the kernel
+ * keeps no peak file (memory.peak before Linux 5.19, pids.peak before 6.1),
+ * and for the container's task count when conmon's setup peak hides it.
+ * Never the verdict: a fast OOM dies between samples.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Peak } from '@agent-sandbox/shared/schemas/podman-attrib';
+import { cgroupLayout, type CgroupLayout } from './cgroup-tree.js';
+import { parseKeyed } from './counters.js';
+
+function readNumber(file: string): number | null {
+  try {
+    const text = readFileSync(file, 'utf8').trim();
+    return /^\d+$/.test(text) ? Number(text) : null;
+  } catch {
+    return null;
+  }
+}
+
+function cpuSeconds(layout: CgroupLayout): number | null {
+  if (layout.mode === 'v2') {
+    try {
+      const usec = parseKeyed(readFileSync(path.join(layout.dirs.cpu, 'cpu.stat'), 'utf8'))['usage_usec'];
+      return usec === undefined ? null : usec / 1e6;
+    } catch {
+      return null;
+    }
+  }
+  const ns = readNumber(path.join(layout.dirs.cpuacct, 'cpuacct.usage'));
+  return ns === null ? null : ns / 1e9;
+}
+
+/** One sample now: the parent's memory and CPU, and the container's tasks (parent minus conmon). */
+export function sampleNow(layout: CgroupLayout): Peak {
+  const memoryFile = layout.mode === 'v2' ? 'memory.current' : 'memory.usage_in_bytes';
+  const parentPids = readNumber(path.join(layout.dirs.pids, 'pids.current'));
+  const conmonPids = readNumber(path.join(layout.dirs.pids, 'conmon', 'pids.current')) ?? 0;
+  return {
+    memoryBytes: readNumber(path.join(layout.dirs.memory, memoryFile)),
+    pids: parentPids === null ? null : Math.max(0, parentPids - conmonPids),
+    cpuSeconds: cpuSeconds(layout),
+  };
+}
+
+export interface Sampler {
+  stop(): Promise<Peak>;
+}
+
+/** Starts sampling the parent (by its --cgroup-parent path, or a layout from prepareAttribution). */
+export function startSampler(options: { cgroupParent?: string; layout?: CgroupLayout; intervalMs?: number }): Sampler {
+  const layout = options.layout ?? cgroupLayout(options.cgroupParent ?? '');
+  if (!options.layout && !options.cgroupParent) throw new TypeError('startSampler: give cgroupParent or layout');
+  let peak: Peak = { memoryBytes: null, pids: null, cpuSeconds: null };
+  const take = () => {
+    const now = sampleNow(layout);
+    const max = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.max(a, b));
+    peak = { memoryBytes: max(peak.memoryBytes, now.memoryBytes), pids: max(peak.pids, now.pids), cpuSeconds: max(peak.cpuSeconds, now.cpuSeconds) };
+  };
+  take();
+  const timer = setInterval(take, options.intervalMs ?? 200);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      take();
+      return peak;
+    },
+  };
+}
