@@ -1,0 +1,87 @@
+/**
+ * mount-plan contracts: a session (workspace, permitted root, session id, staged
+ * credential mounts) in, the exact mount list out. See tools/mount-plan/README.md.
+ */
+import { AbsolutePath, Closed, Mount, Type, type Static } from '../schema.js';
+
+/** A session id: also a directory name under <root>/workspaces and <root>/homes. */
+export const SessionId = Type.String({
+  pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$',
+  description: 'letters, digits, "_", ".", "-"; starts with a letter or digit; at most 64',
+});
+
+/** A staged credential: read-only, below /sandbox-secrets. */
+export const CredentialMount = Closed(
+  {
+    source: AbsolutePath,
+    destination: Type.String({ pattern: '^/sandbox-secrets/', description: 'below /sandbox-secrets/' }),
+    readOnly: Type.Literal(true),
+  },
+  { description: 'a credential file staged read-only (from cred-stage plan)' },
+);
+
+export const MountPlanInput = Closed(
+  {
+    workspace: AbsolutePath,
+    root: AbsolutePath,
+    sessionId: SessionId,
+    credentials: Type.Optional(Type.Array(CredentialMount, { maxItems: 64 })),
+    gitRoots: Type.Optional(
+      Type.Array(AbsolutePath, {
+        minItems: 1,
+        maxItems: 16,
+        description: 'roots permitted for git metadata mounted at the same absolute path (default [root])',
+      }),
+    ),
+    credentialRoots: Type.Optional(
+      Type.Array(AbsolutePath, {
+        minItems: 1,
+        maxItems: 16,
+        description: "roots permitted for credential sources (default: each source's own directory)",
+      }),
+    ),
+  },
+  { $id: 'mount-plan.input' },
+);
+export type MountPlanInput = Static<typeof MountPlanInput>;
+
+/** A bind mount (the shared Mount schema) as a type. */
+export type MountEntry = Static<typeof Mount>;
+
+export const GitKind = Type.Union([
+  Type.Literal('none'),
+  Type.Literal('repo'),
+  Type.Literal('worktree'),
+  Type.Literal('submodule'),
+]);
+export type GitKind = Static<typeof GitKind>;
+
+export const GitInfo = Closed({
+  kind: GitKind,
+  gitDir: Type.Optional(Type.String({ description: 'host path of the git dir (worktree, submodule: also its container path)' })),
+  commonDir: Type.Optional(Type.String({ description: 'host path of the common dir (worktree: also its container path)' })),
+  worktreeName: Type.Optional(Type.String({ description: 'a linked worktree: its name under <commonDir>/worktrees' })),
+  hostPathAlias: Type.Optional(
+    Type.String({ description: 'host path of the workspace, also mounted there so git metadata that names it resolves' }),
+  ),
+});
+export type GitInfo = Static<typeof GitInfo>;
+
+export const GitConfigEntry = Closed({ key: Type.String(), value: Type.String() });
+export type GitConfigEntry = Static<typeof GitConfigEntry>;
+
+export const MountPlanOutput = Closed(
+  {
+    ok: Type.Literal(true),
+    mounts: Type.Array(Mount, { description: 'parents before children; every destination once' }),
+    workdir: Type.String(),
+    home: Type.String({ description: "host path of the session's home (created when missing)" }),
+    git: GitInfo,
+    gitConfig: Type.Array(GitConfigEntry, { description: 'git configuration the container must get (command scope)' }),
+    env: Type.Record(Type.String(), Type.String(), {
+      description: 'the same configuration as GIT_CONFIG_COUNT/KEY/VALUE environment variables',
+    }),
+  },
+  { $id: 'mount-plan.output' },
+);
+export type MountPlanOutput = Static<typeof MountPlanOutput>;

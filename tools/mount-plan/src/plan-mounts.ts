@@ -1,0 +1,167 @@
+/**
+ * mount-plan's core: a session in, the exact mount list out. Only the session's
+ * workspace (pinned at <root>/workspaces/<id> -> /sandbox/workspaces/<id>), its own
+ * home (<root>/homes/<id> -> /sandbox/home), the staged credentials (read-only,
+ * below /sandbox-secrets) and the git metadata the workspace needs; never the
+ * whole root, never another session's workspace or home. Every source passes
+ * path-guard; sources in the plan are realpaths.
+ */
+import { guardPath } from '@agent-sandbox/path-guard';
+import { ToolError, isToolError } from '@agent-sandbox/shared';
+import type { MountEntry, MountPlanInput, MountPlanOutput } from '@agent-sandbox/shared/schemas/mount-plan';
+import {
+  checkSamePathDestination,
+  containerWorkspace,
+  homeMount,
+  isLexicallyCanonical,
+  isWithin,
+  secretsMount,
+} from './container-paths.js';
+import { detectGit, type GitDetection, type ReadConfigValue } from './detect-git.js';
+import { gitConfigEnv, gitConfigFor } from './git-config.js';
+
+export interface PlanOptions {
+  readConfigValue?: ReadConfigValue;
+}
+
+function unsafe(code: string, message: string, detail?: Record<string, unknown>): ToolError {
+  return new ToolError('unsafePath', code, message, detail);
+}
+
+/** The workspace: contained in the root and exactly <root>/workspaces/<id> after realpath. */
+async function pinWorkspace(input: MountPlanInput): Promise<{ workspace: string; root: string }> {
+  const guarded = await guardPath({ path: input.workspace, root: input.root });
+  const pinned = `${guarded.root}/workspaces/${input.sessionId}`;
+  if (guarded.resolved !== pinned) {
+    throw unsafe(
+      'workspace-not-pinned',
+      `workspace: ${input.workspace} resolves to ${guarded.resolved}; a session's workspace must be ${pinned} (mounted at ${containerWorkspace(input.sessionId)})`,
+      { resolved: guarded.resolved, pinned },
+    );
+  }
+  return { workspace: guarded.resolved, root: guarded.root };
+}
+
+/** The session's own home, created when missing, exactly <root>/homes/<id>. */
+async function pinHome(root: string, sessionId: string): Promise<string> {
+  const pinned = `${root}/homes/${sessionId}`;
+  const guarded = await guardPath({ path: pinned, root, create: true });
+  if (guarded.resolved !== pinned) {
+    throw unsafe('home-not-pinned', `home: ${pinned} resolves to ${guarded.resolved}; it must be that directory itself`);
+  }
+  return guarded.resolved;
+}
+
+/** Passes when path-guard accepts `path` under at least one of `roots`; else rethrows its first refusal. */
+async function guardUnderAny(path: string, roots: string[], kind: 'directory' | 'file'): Promise<string> {
+  let first: unknown;
+  for (const root of roots) {
+    try {
+      return (await guardPath({ path, root, kind })).resolved;
+    } catch (err) {
+      if (!isToolError(err)) throw err;
+      first ??= err;
+    }
+  }
+  throw first;
+}
+
+/** Git metadata mounted at the same path: under a git root, no reserved path, no other session's files. */
+async function checkGitMounts(git: GitDetection, root: string, gitRoots: string[]): Promise<void> {
+  for (const mount of git.mounts.filter((m) => m.samePath)) {
+    try {
+      const resolved = await guardUnderAny(mount.source, gitRoots, 'directory');
+      if (resolved !== mount.source) throw new Error(`${mount.source} resolved to ${resolved}`);
+    } catch (err) {
+      throw new ToolError(
+        'gitMount',
+        'git-outside-permitted-root',
+        `git metadata ${mount.source} is not under a permitted git root (${gitRoots.join(', ')}): ${err instanceof Error ? err.message : err}`,
+        { path: mount.source },
+      );
+    }
+    if (isWithin(root, mount.source)) {
+      throw new ToolError('gitMount', 'git-metadata-contains-root', `git metadata ${mount.source} contains the sandbox root ${root}`);
+    }
+    for (const area of [`${root}/workspaces`, `${root}/homes`]) {
+      if (isWithin(mount.source, area)) {
+        throw new ToolError(
+          'gitMount',
+          'git-metadata-in-other-session',
+          `git metadata ${mount.source} lies in ${area}, in another session's directory; mounting it would expose that session`,
+        );
+      }
+    }
+    checkSamePathDestination(mount.destination, 'git metadata');
+  }
+  if (git.hostPathAlias) checkSamePathDestination(git.hostPathAlias, 'the workspace host path');
+}
+
+async function credentialMounts(input: MountPlanInput): Promise<MountEntry[]> {
+  const out: MountEntry[] = [];
+  for (const [i, cred] of (input.credentials ?? []).entries()) {
+    const field = `credentials[${i}]`;
+    if (!isLexicallyCanonical(cred.destination) || !isWithin(cred.destination, secretsMount) || cred.destination === secretsMount) {
+      throw unsafe('credential-destination', `${field}.destination: ${cred.destination} is not a plain path below ${secretsMount}/`);
+    }
+    const roots = input.credentialRoots ?? [cred.source.slice(0, cred.source.lastIndexOf('/')) || '/'];
+    const source = await guardUnderAny(cred.source, roots, 'file');
+    out.push({ source, destination: cred.destination, readOnly: true });
+  }
+  return out;
+}
+
+function depth(p: string): number {
+  return p.split('/').filter(Boolean).length;
+}
+
+/** Parents before children (stable), and every destination exactly once. */
+export function orderMounts(mounts: MountEntry[]): MountEntry[] {
+  const seen = new Set<string>();
+  for (const m of mounts) {
+    if (seen.has(m.destination)) throw unsafe('duplicate-destination', `two mounts at ${m.destination}`);
+    seen.add(m.destination);
+  }
+  return mounts
+    .map((m, i) => ({ m, i }))
+    .sort((a, b) => depth(a.m.destination) - depth(b.m.destination) || a.i - b.i)
+    .map(({ m }) => m);
+}
+
+/** The whole plan. Throws ToolError: 86 for path escapes, 87 for git metadata, 80 never (the schema did that). */
+export async function planMounts(input: MountPlanInput, options: PlanOptions = {}): Promise<MountPlanOutput> {
+  const { workspace, root } = await pinWorkspace(input);
+  const workdir = containerWorkspace(input.sessionId);
+  const git = await detectGit({
+    workspace,
+    containerWorkspace: workdir,
+    ...(options.readConfigValue ? { readConfigValue: options.readConfigValue } : {}),
+  });
+  await checkGitMounts(git, root, input.gitRoots ?? [root]);
+  const home = await pinHome(root, input.sessionId);
+  const mounts: MountEntry[] = [
+    { source: workspace, destination: workdir, readOnly: false },
+    { source: home, destination: homeMount, readOnly: false },
+  ];
+  if (git.hostPathAlias && git.hostPathAlias !== workdir) {
+    mounts.push({ source: workspace, destination: git.hostPathAlias, readOnly: false });
+  }
+  for (const m of git.mounts) mounts.push({ source: m.source, destination: m.destination, readOnly: m.readOnly });
+  mounts.push(...(await credentialMounts(input)));
+  const gitConfig = gitConfigFor(git, workdir);
+  return {
+    ok: true,
+    mounts: orderMounts(mounts),
+    workdir,
+    home,
+    git: {
+      kind: git.kind,
+      ...(git.gitDir ? { gitDir: git.gitDir } : {}),
+      ...(git.commonDir ? { commonDir: git.commonDir } : {}),
+      ...(git.worktreeName ? { worktreeName: git.worktreeName } : {}),
+      ...(git.hostPathAlias ? { hostPathAlias: git.hostPathAlias } : {}),
+    },
+    gitConfig,
+    env: gitConfigEnv(gitConfig),
+  };
+}
