@@ -1,0 +1,144 @@
+/**
+ * A run plan after the schema: the checks a JSON Schema cannot state (sizes in
+ * bytes, swap >= memory, mount paths podman's --mount syntax can carry, one
+ * mount per destination) and the defaults, in one place.
+ */
+import path from 'node:path';
+import { ToolError, validateDocument } from '@agent-sandbox/shared';
+import { RunPlan, type RunLimits } from '@agent-sandbox/shared/schemas/sandbox-run';
+
+/** The spec's old sandbox-run defaults (memory 12g, pids 512, cpus 4, cpu-shares 256); a later issue measures real ones. */
+export const defaultLimits: Readonly<RunLimits> = Object.freeze({
+  memory: '12g',
+  memorySwap: '12g',
+  pids: 512,
+  cpus: 4,
+  cpuShares: 256,
+});
+
+/** The image's agent user; with --cap-drop=ALL nothing inside can switch users, so we start as it. */
+export const defaultUser = '1000:1000';
+
+/** podman refuses (or runc fails) below this memory limit. */
+export const minMemoryBytes = 6 * 1024 * 1024;
+
+/** A plan with every default filled in. */
+export interface ResolvedPlan {
+  image: string;
+  sessionId: string;
+  name: string;
+  cgroupParent: string | undefined;
+  network: string;
+  mounts: { source: string; destination: string; readOnly: boolean }[];
+  limits: RunLimits;
+  env: string[];
+  command: string[];
+  tty: boolean;
+  interactive: boolean;
+  workdir: string | undefined;
+  user: string;
+  remove: boolean;
+  readOnlyRoot: boolean;
+}
+
+const units: Record<string, number> = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
+
+/** "512m" -> 536870912; integers are bytes already. */
+export function memoryBytes(size: string | number): number {
+  if (typeof size === 'number') return size;
+  const match = /^([0-9]+)([bkmg]?)$/i.exec(size);
+  if (!match) throw new ToolError('usage', 'invalid-field', `memory size ${JSON.stringify(size)} is not digits with a unit b/k/m/g`);
+  return Number(match[1]) * (units[(match[2] ?? '').toLowerCase()] ?? 1);
+}
+
+/** The default container name of a session. */
+export function containerNameFor(sessionId: string): string {
+  return `agent-sandbox-${sessionId}`;
+}
+
+function checkLimits(limits: RunLimits): void {
+  const memory = memoryBytes(limits.memory);
+  const swap = memoryBytes(limits.memorySwap);
+  if (memory < minMemoryBytes) {
+    throw new ToolError('usage', 'invalid-field', `input.limits.memory: must be at least 6m (${minMemoryBytes} bytes), got ${JSON.stringify(limits.memory)}`, {
+      field: 'input.limits.memory',
+    });
+  }
+  if (swap < memory) {
+    throw new ToolError(
+      'usage',
+      'invalid-field',
+      `input.limits.memorySwap: must be at least input.limits.memory (${memory} bytes), got ${JSON.stringify(limits.memorySwap)}`,
+      { field: 'input.limits.memorySwap' },
+    );
+  }
+}
+
+/** Paths travel inside `--mount type=bind,source=...,destination=...`: no commas, no control characters, no dot segments. */
+function checkMountPath(value: string, field: string): void {
+  const bad = (why: string) => new ToolError('usage', 'invalid-field', `${field}: ${why}, got ${JSON.stringify(value)}`, { field });
+  if (/[,\0-\x1f\x7f]/.test(value)) throw bad('must not contain a comma or a control character');
+  if (value.split('/').some((seg) => seg === '.' || seg === '..')) throw bad('must not contain "." or ".." segments');
+  if (value !== '/' && value.endsWith('/')) throw bad('must not end with "/"');
+}
+
+function checkMounts(mounts: ResolvedPlan['mounts']): void {
+  const seen = new Map<string, number>();
+  mounts.forEach((m, i) => {
+    checkMountPath(m.source, `input.mounts[${i}].source`);
+    checkMountPath(m.destination, `input.mounts[${i}].destination`);
+    const field = `input.mounts[${i}].destination`;
+    if (m.destination === '/') throw new ToolError('usage', 'invalid-field', `${field}: cannot mount over the container's root`, { field });
+    const dest = path.posix.normalize(m.destination);
+    const earlier = seen.get(dest);
+    if (earlier !== undefined) {
+      throw new ToolError('usage', 'duplicate-mount', `${field}: ${dest} is already the destination of input.mounts[${earlier}]`, { field });
+    }
+    seen.set(dest, i);
+  });
+}
+
+function checkUser(user: string): void {
+  if (user.split(':')[0]?.replace(/^0+(?=\d)/, '') === '0') {
+    throw new ToolError(
+      'usage',
+      'invalid-field',
+      'input.user: uid 0 is refused: with rootful podman and no user namespace it is host root for every bind-mounted file',
+      { field: 'input.user' },
+    );
+  }
+}
+
+/** Plans this module resolved (frozen), so resolving again is free and never re-validates defaults as input. */
+const resolvedPlans = new WeakSet<object>();
+
+/** Validates a plan (schema, then the semantic checks) and fills the defaults; refusals exit 80 naming the field. */
+export function resolvePlan(input: unknown): ResolvedPlan {
+  if (typeof input === 'object' && input !== null && resolvedPlans.has(input)) return input as ResolvedPlan;
+  const plan = validateDocument(RunPlan, input);
+  checkLimits(plan.limits);
+  const mounts = plan.mounts ?? [];
+  checkMounts(mounts);
+  const user = plan.user ?? defaultUser;
+  checkUser(user);
+  const resolved: ResolvedPlan = {
+    image: plan.image,
+    sessionId: plan.sessionId,
+    name: plan.name ?? containerNameFor(plan.sessionId),
+    cgroupParent: plan.cgroupParent,
+    network: plan.network ?? 'none',
+    mounts,
+    limits: plan.limits,
+    env: plan.env ?? [],
+    command: plan.command ?? [],
+    tty: plan.tty ?? false,
+    interactive: plan.interactive ?? true,
+    workdir: plan.workdir,
+    user,
+    remove: plan.remove ?? true,
+    readOnlyRoot: plan.readOnlyRoot ?? true,
+  };
+  Object.freeze(resolved);
+  resolvedPlans.add(resolved);
+  return resolved;
+}

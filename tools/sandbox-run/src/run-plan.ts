@@ -1,0 +1,135 @@
+/**
+ * Runs a plan: preflight, then ONE podman process (`podman run --rm`) on the
+ * common path, its exit status passed through unchanged. On SIGINT/SIGTERM
+ * the container is removed by name (stopped with a grace period, then killed)
+ * and checked gone before runPlan returns.
+ */
+import { ToolError } from '@agent-sandbox/shared';
+import { runPodman } from '@agent-sandbox/shared/podman';
+import type { RunPlan } from '@agent-sandbox/shared/schemas/sandbox-run';
+import type { Options } from 'execa';
+import { constants } from 'node:os';
+import { buildRunArgs, buildRunArgv } from './argv.js';
+import { resolvePlan, type ResolvedPlan } from './plan.js';
+import { preflight, type PreflightDeps } from './preflight.js';
+
+export type StopSignal = 'SIGINT' | 'SIGTERM';
+
+export interface RunHooks {
+  preflight?: PreflightDeps;
+  /** stdio of the podman process (default 'inherit': the container owns the caller's terminal). */
+  stdio?: Options['stdio'];
+  /** The environment podman runs with; `env` names in the plan take their values from it (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Called once podman has been spawned. */
+  onStart?: (info: { containerName: string; argv: string[]; startedAt: string }) => void;
+  /** Only when the plan has `remove: false`: called after the command ended, while the container still exists. */
+  beforeRemove?: (info: { containerName: string; exitCode: number }) => Promise<void> | void;
+  /** Seconds between the stop signal and SIGKILL when interrupted (default 5). */
+  stopGraceSeconds?: number;
+  /** Install SIGINT/SIGTERM handlers for the duration of the run (default true). */
+  handleSignals?: boolean;
+  /** Human text (stderr). */
+  log?: (line: string) => void;
+}
+
+export interface RunOutcome {
+  /** The contained command's status, unchanged; 128+n when interrupted and the container's own status is unknown. */
+  exitCode: number;
+  startedAt: string;
+  endedAt: string;
+  containerName: string;
+  interrupted?: StopSignal;
+  argv: string[];
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Removes the container by name, also when it is being created right now (retries until podman run has ended). */
+async function stopUntilGone(name: string, graceSeconds: number, done: () => boolean, abort: () => void): Promise<void> {
+  for (let attempt = 0; attempt < 10 && !done(); attempt += 1) {
+    await runPodman(['rm', '--force', '--ignore', '--time', String(attempt === 0 ? graceSeconds : 0), name], {
+      expect: 'any',
+      timeoutMs: (graceSeconds + 30) * 1000,
+    });
+    for (let waited = 0; waited < 1000 && !done(); waited += 50) await sleep(50);
+  }
+  if (!done()) abort();
+}
+
+async function containerExists(name: string): Promise<boolean> {
+  return (await runPodman(['container', 'exists', name], { expect: 'any', timeoutMs: 30_000 })).exitCode === 0;
+}
+
+async function removeContainer(name: string): Promise<void> {
+  await runPodman(['rm', '--force', '--ignore', '--time', '0', name], { expect: [0], timeoutMs: 60_000 });
+}
+
+/**
+ * Preflight, run, pass the status through. Throws ToolError 80/82/83/86/88 when
+ * nothing could start (83 also when podman itself failed: its exit 125).
+ */
+export async function runPlan(plan: RunPlan | ResolvedPlan, hooks: RunHooks = {}): Promise<RunOutcome> {
+  const resolved = resolvePlan(plan);
+  const facts = await preflight(resolved, hooks.preflight);
+  const argv = buildRunArgv(resolved, facts);
+  const name = resolved.name;
+
+  const aborter = new AbortController();
+  let finished = false;
+  let interrupted: StopSignal | undefined;
+  let stopping: Promise<void> | undefined;
+  const onSignal = (signal: StopSignal) => {
+    interrupted ??= signal;
+    hooks.log?.(`sandbox-run: ${signal}: stopping container ${name}`);
+    stopping ??= stopUntilGone(name, hooks.stopGraceSeconds ?? 5, () => finished, () => aborter.abort());
+  };
+  const handlers = { SIGINT: () => onSignal('SIGINT'), SIGTERM: () => onSignal('SIGTERM') };
+  if (hooks.handleSignals !== false) for (const [sig, fn] of Object.entries(handlers)) process.on(sig, fn);
+
+  const startedAt = new Date().toISOString();
+  let result;
+  try {
+    const running = runPodman(buildRunArgs(resolved, facts), {
+      expect: 'any',
+      timeoutMs: 0,
+      ...(hooks.env ? { env: hooks.env } : {}),
+      execa: { stdio: hooks.stdio ?? 'inherit', cancelSignal: aborter.signal, ...(hooks.env ? { extendEnv: false } : {}) },
+    });
+    hooks.onStart?.({ containerName: name, argv, startedAt });
+    result = await running;
+  } finally {
+    finished = true;
+    if (hooks.handleSignals !== false) for (const [sig, fn] of Object.entries(handlers)) process.off(sig, fn);
+  }
+  const endedAt = new Date().toISOString();
+  let exitCode = result.exitCode;
+
+  if (interrupted) {
+    await stopping;
+    if (await containerExists(name)) await removeContainer(name);
+    if (exitCode < 0 || exitCode > 255 || exitCode === 125) exitCode = 128 + constants.signals[interrupted];
+    return { exitCode, startedAt, endedAt, containerName: name, interrupted, argv };
+  }
+  if (exitCode === 125) {
+    // podman's own failure (name in use, bad flag, storage): the command never ran. Someone
+    // else may own a container of this name, so nothing is removed by name here.
+    throw new ToolError('startFailed', 'podman-run-failed', `container ${name} did not start: podman run exited 125 (its message is on stderr above)`, {
+      containerName: name,
+      startedAt,
+    });
+  }
+  if (exitCode < 0) {
+    // podman itself was killed: its --rm never ran.
+    await removeContainer(name);
+    throw new ToolError('startFailed', 'podman-killed', `podman run for ${name} ended without a status; the container was removed`, { containerName: name });
+  }
+  if (!resolved.remove) {
+    try {
+      await hooks.beforeRemove?.({ containerName: name, exitCode });
+    } finally {
+      await removeContainer(name);
+    }
+  }
+  return { exitCode, startedAt, endedAt, containerName: name, argv };
+}
