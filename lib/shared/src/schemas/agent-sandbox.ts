@@ -1,0 +1,131 @@
+/**
+ * Contracts of the launcher (tools/agent-sandbox): the hosts registry, the session
+ * request that crosses ssh to the forced-command receiver, the verdict (--result-file),
+ * the ledger line, and the doctor report. One schema each; types derive from them.
+ */
+import { AbsolutePath, Closed, Mount, Type, type Static } from '../schema.js';
+
+export const RuntimeName = Type.Union([Type.Literal('codex'), Type.Literal('claude'), Type.Literal('cursor-agent')], {
+  description: 'which agent CLI the session runs',
+});
+export type RuntimeName = Static<typeof RuntimeName>;
+
+export const ContainmentMode = Type.Union(
+  [Type.Literal('podman-rootless'), Type.Literal('podman-rootful'), Type.Literal('kube')],
+  { description: 'how the session was contained' },
+);
+export type ContainmentMode = Static<typeof ContainmentMode>;
+
+/** "12g", "512m", "4096" (bytes): podman's memory syntax. */
+export const MemorySize = Type.String({ pattern: '^[0-9]+[bkmg]?$', description: 'bytes, or a number with b/k/m/g' });
+
+export const SessionLimits = Closed(
+  {
+    memory: MemorySize,
+    memorySwap: MemorySize,
+    pids: Type.Integer({ minimum: 1, maximum: 4194304 }),
+    cpus: Type.Number({ exclusiveMinimum: 0, maximum: 1024 }),
+    cpuShares: Type.Integer({ minimum: 2, maximum: 262144 }),
+  },
+  { description: 'declared resource limits of one session' },
+);
+export type SessionLimits = Static<typeof SessionLimits>;
+
+export const HostSsh = Closed({
+  address: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9._:-]+$', description: 'host name or IP (no user@, no options)' }),
+  port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
+  user: Type.String({ minLength: 1, pattern: '^[a-z_][a-z0-9_-]*$' }),
+  hostKey: Type.String({ minLength: 1, pattern: '^(ssh-|ecdsa-)[a-z0-9-]+ [A-Za-z0-9+/=]+$', description: 'the pinned host public key ("ssh-ed25519 AAAA...")' }),
+  identityFile: AbsolutePath,
+});
+export type HostSsh = Static<typeof HostSsh>;
+
+export const HostEntry = Closed({
+  name: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9._-]+$' }),
+  roles: Type.Array(Type.String({ minLength: 1 })),
+  machineId: Type.String({ pattern: '^[0-9a-f]{32}$', description: "the node's /etc/machine-id" }),
+  ssh: Type.Optional(HostSsh),
+});
+export type HostEntry = Static<typeof HostEntry>;
+
+export const HostsRegistry = Closed(
+  {
+    version: Type.Literal(1),
+    hosts: Type.Array(HostEntry),
+  },
+  { $id: 'agent-sandbox.hosts' },
+);
+export type HostsRegistry = Static<typeof HostsRegistry>;
+
+/** What crosses ssh: identities and paths, never a credential's contents. */
+export const SessionRequest = Closed(
+  {
+    version: Type.Literal(1),
+    nodeMachineId: Type.String({ pattern: '^[0-9a-f]{32}$', description: 'the node this request is meant for' }),
+    runtime: RuntimeName,
+    workspaceId: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$', description: 'the workspace under <root>/workspaces on the node' }),
+    account: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'credential identity (a name, never a token)' })),
+    credentialHome: Type.Optional(AbsolutePath),
+    limits: SessionLimits,
+    image: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9./:@_-]+$' }),
+    agentBin: Type.Optional(Type.String({ minLength: 1, description: 'the binary run inside the container (default: the runtime CLI)' })),
+    agentArgs: Type.Array(Type.String()),
+    requestedBy: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { $id: 'agent-sandbox.session-request' },
+);
+export type SessionRequest = Static<typeof SessionRequest>;
+
+export const Peak = Closed({
+  memoryBytes: Type.Union([Type.Integer(), Type.Null()]),
+  pids: Type.Union([Type.Integer(), Type.Null()]),
+  cpuSeconds: Type.Union([Type.Number(), Type.Null()]),
+});
+
+/** One line of the ledger, and the verdict written to --result-file. */
+export const LedgerLine = Closed(
+  {
+    version: Type.Literal(1),
+    sessionId: Type.String(),
+    runtime: Type.String(),
+    account: Type.Union([Type.String(), Type.Null()], { description: 'credential identity, never a secret' }),
+    host: Type.String(),
+    containment: Type.Union([ContainmentMode, Type.Null()]),
+    image: Type.String(),
+    limits: Type.Union([SessionLimits, Type.Null()]),
+    startedAt: Type.String({ description: 'ISO 8601' }),
+    endedAt: Type.String({ description: 'ISO 8601' }),
+    exitCode: Type.Integer({ minimum: 0, maximum: 255 }),
+    outcome: Type.Union([Type.Literal('ran'), Type.Literal('refused')]),
+    reason: Type.String({ description: 'podman-attrib reason when the agent ran; the error code when refused' }),
+    message: Type.Optional(Type.String()),
+    evidence: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    peak: Type.Union([Peak, Type.Null()]),
+    logPath: Type.Optional(Type.String()),
+    remote: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { $id: 'agent-sandbox.ledger-line' },
+);
+export type LedgerLine = Static<typeof LedgerLine>;
+
+export const DoctorCheck = Closed({
+  name: Type.String(),
+  ok: Type.Boolean(),
+  required: Type.Boolean({ description: 'false for checks a session can start without (reported, not blocking)' }),
+  detail: Type.String(),
+  remedy: Type.Optional(Type.String()),
+  exitCode: Type.Optional(Type.Integer()),
+});
+export type DoctorCheck = Static<typeof DoctorCheck>;
+
+export const DoctorReport = Closed(
+  {
+    ok: Type.Boolean(),
+    host: Type.String(),
+    checks: Type.Array(DoctorCheck),
+  },
+  { $id: 'agent-sandbox.doctor' },
+);
+export type DoctorReport = Static<typeof DoctorReport>;
+
+export { Mount };

@@ -1,0 +1,166 @@
+/**
+ * agent-sandbox: the launcher. The only place that touches process stdio and exit status
+ * (through the shared skeleton, and in exec mode the bare log path on stdout).
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { main, type CommandSpec, type RunContext, type ToolSpec } from '@agent-sandbox/shared';
+import { doctorCommand, hostsCommand, kubeCommand, planCommand } from './commands.js';
+import type { Cores } from './cores.js';
+import { defaultRegistryPath } from './hosts.js';
+import { launch, type Mode } from './launch.js';
+import { defaultLedgerPath } from './ledger.js';
+import { homeOf, launchRequest, sessionFlags } from './options.js';
+import { makeProgress } from './progress.js';
+import { realCores } from './real-cores.js';
+import { receive } from './receiver.js';
+import { defaultRoot } from './session-layout.js';
+import { defaultImage } from './session.js';
+
+const user = () => os.userInfo().username;
+const options = sessionFlags.map((f) => ({ flag: f.flag, type: f.type, describe: f.describe }));
+
+export interface Entry {
+  cores: Cores;
+  argv: string[];
+  writeStdout: (text: string) => void;
+  readStdin: () => Promise<string>;
+  stderrIsTTY: boolean;
+}
+
+function sessionCommand(mode: Mode, entry: Entry, describe: string): CommandSpec {
+  return {
+    name: mode,
+    describe,
+    options,
+    takesCommand: true,
+    examples: [[`agent-sandbox ${mode} --runtime codex --workspace s1 -- ${mode === 'exec' ? 'exec "fix the tests"' : ''}`, 'a session in workspace s1']],
+    run: async (_input, ctx: RunContext) => {
+      const request = launchRequest(mode, ctx.options, ctx.rest, ctx.env, entry.argv);
+      const exitCode = await launch(request, entry.cores, {
+        env: ctx.env,
+        user: user(),
+        stdinIsTTY: ctx.stdinIsTTY,
+        stdoutIsTTY: ctx.stdoutIsTTY,
+        log: ctx.log,
+        progress: makeProgress(entry.stderrIsTTY, ctx.log),
+        printStdout: entry.writeStdout,
+      });
+      return { exitCode };
+    },
+  };
+}
+
+export function makeTool(entry: Entry): ToolSpec {
+  return {
+    name: 'agent-sandbox',
+    summary: 'run an agent CLI session in one podman container with declared limits; fail closed',
+    commands: [
+      sessionCommand('run', entry, 'run a session; the agent owns stdin/stdout/stderr; exits with its status'),
+      sessionCommand('exec', entry, 'run a session with output captured to a log; stdout carries only the log path'),
+      {
+        name: 'plan',
+        describe: 'print the composed session plan (JSON); stages and runs nothing',
+        options,
+        takesCommand: true,
+        run: async (_i, ctx) => ({ output: await planCommand(launchRequest('run', ctx.options, ctx.rest, ctx.env, entry.argv), entry.cores, ctx.env, user()) }),
+      },
+      {
+        name: 'kube',
+        describe: 'print the session plan as a Kubernetes Pod manifest (JSON, which is YAML)',
+        options,
+        takesCommand: true,
+        run: async (_i, ctx) => ({ output: await kubeCommand(launchRequest('run', ctx.options, ctx.rest, ctx.env, entry.argv), entry.cores, ctx.env, user()) }),
+      },
+      {
+        name: 'hosts',
+        describe: 'list the hosts registry: roles, which is this machine, which answer',
+        options: [options.find((o) => o.flag === 'hosts')!],
+        run: async (_i, ctx) => {
+          const flag = ctx.options['hosts'] as string | undefined;
+          const file = flag ?? defaultRegistryPath(ctx.env, homeOf(ctx.env));
+          return { output: await hostsCommand(file, Boolean(flag), '/etc/machine-id') };
+        },
+      },
+      {
+        name: 'doctor',
+        describe: 'readiness report for this node from the run path preflight; exit 0 only when a session would start',
+        options: [
+          ...options.filter((o) => ['host', 'hosts', 'image', 'account', 'root', 'runtime'].includes(o.flag)),
+          { flag: 'json', type: 'boolean', describe: 'print the report as JSON' },
+        ],
+        run: async (_i, ctx) => {
+          const o = { ...ctx.options };
+          const request = launchRequest('run', { ...o, runtime: o['runtime'] ?? 'codex', workspace: 'doctor' }, [], ctx.env, entry.argv);
+          const report = await doctorCommand({ ...request, runtime: (o['runtime'] as typeof request.runtime | undefined) ?? request.runtime }, entry.cores, ctx.env, user(), o['runtime'] !== undefined);
+          const { exitCode, ...doc } = report;
+          if (ctx.options['json']) return { output: doc, exitCode };
+          for (const c of doc.checks) ctx.log(`${c.ok ? 'ok  ' : c.required ? 'FAIL' : 'warn'} ${c.name}: ${c.ok ? c.detail : c.remedy}`);
+          ctx.log(doc.ok ? 'a session would start here' : 'a session would NOT start here');
+          return { exitCode };
+        },
+      },
+      {
+        name: 'receive',
+        describe: 'node side of ssh dispatch (the forced command): a session request as JSON on stdin',
+        options: [
+          { flag: 'root', type: 'string', describe: 'permitted root on this node (default $HOME/sandbox)' },
+          { flag: 'ledger', type: 'string', describe: 'ledger file on this node' },
+          { flag: 'machine-id-file', type: 'string', describe: "this node's identity (default /etc/machine-id)" },
+        ],
+        run: async (_i, ctx) => {
+          const home = homeOf(ctx.env);
+          const ledgerFile = (ctx.options['ledger'] as string | undefined) ?? defaultLedgerPath(ctx.env, home);
+          const exitCode = await receive(
+            await entry.readStdin(),
+            {
+              root: (ctx.options['root'] as string | undefined) ?? defaultRoot(home),
+              ledgerFile,
+              logDir: path.join(path.dirname(ledgerFile), 'logs'),
+              machineIdFile: (ctx.options['machineIdFile'] as string | undefined) ?? '/etc/machine-id',
+            },
+            entry.cores,
+            {
+              env: ctx.env,
+              user: user(),
+              stdinIsTTY: false,
+              stdoutIsTTY: false,
+              log: ctx.log,
+              progress: () => undefined,
+              printStdout: entry.writeStdout,
+            },
+          );
+          return { exitCode };
+        },
+      },
+    ],
+    epilog: `Defaults: root $HOME/sandbox, image ${defaultImage}, ledger \${XDG_STATE_HOME:-~/.local/state}/agent-sandbox/ledger.jsonl. The agent never runs outside a container; no flag or variable changes that.`,
+  };
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The entry the bin shim calls. */
+export async function run(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const entry: Entry = {
+    cores: realCores(),
+    argv: [process.execPath, ...process.argv.slice(1)],
+    writeStdout: (text) => process.stdout.write(text),
+    readStdin: () => readAll(process.stdin),
+    stderrIsTTY: Boolean(process.stderr.isTTY),
+  };
+  const { output, exitCode } = await main(makeTool(entry), argv, {
+    readStdin: entry.readStdin,
+    stdinIsTTY: Boolean(process.stdin.isTTY),
+    stdoutIsTTY: Boolean(process.stdout.isTTY),
+    env: process.env,
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
+  if (output) process.stdout.write(output);
+  process.exitCode = exitCode;
+}

@@ -1,0 +1,96 @@
+/**
+ * `agent-sandbox kube`: the same session plan as a Kubernetes Pod manifest (the unit a k3s
+ * scheduler runs). Hardening maps one to one: drop ALL capabilities, no privilege
+ * escalation (NoNewPrivs), uid 1000, memory and cpu limits, hostPath volumes read-only where
+ * the plan says so. Kubernetes has no per-pod pids field: the limit travels as podman's
+ * annotation (podman 5.5+) and, on a cluster, the kubelet's node-wide `podPidsLimit` sets it.
+ */
+import type { SessionLimits } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import type { MountT } from './cores.js';
+
+export const containerName = 'agent';
+export const pidsAnnotation = `io.podman.annotations.pids-limit/${containerName}`;
+export const sessionLabel = 'agent-sandbox/session';
+
+export interface KubeInput {
+  sessionId: string;
+  image: string;
+  command: string[];
+  workdir: string;
+  mounts: MountT[];
+  limits: SessionLimits;
+  env: Record<string, string>;
+}
+
+/** podman memory syntax ("12g", "512m", "4096") -> a Kubernetes quantity ("12Gi", "512Mi", "4096"). */
+export function memoryQuantity(value: string): string {
+  const m = /^([0-9]+)([bkmg]?)$/.exec(value);
+  if (!m) throw new Error(`not a memory size: ${value}`);
+  const suffix = { '': '', b: '', k: 'Ki', m: 'Mi', g: 'Gi' }[m[2] as '' | 'b' | 'k' | 'm' | 'g'];
+  return `${m[1]}${suffix}`;
+}
+
+/** cpus (1.5) -> a Kubernetes cpu quantity in millicores ("1500m"). */
+export function cpuQuantity(cpus: number): string {
+  return `${Math.round(cpus * 1000)}m`;
+}
+
+/** A DNS-1123 label for volume names. */
+function volumeName(index: number, destination: string): string {
+  const slug = destination.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40);
+  return `v${index}-${slug || 'root'}`.replace(/-+$/, '');
+}
+
+/** The Pod manifest (a plain object; JSON is valid YAML, so `kube play` reads it as is). */
+export function podManifest(input: KubeInput): Record<string, unknown> {
+  const memory = memoryQuantity(input.limits.memory);
+  const cpu = cpuQuantity(input.limits.cpus);
+  const volumes = input.mounts.map((m, i) => ({
+    name: volumeName(i, m.destination),
+    hostPath: { path: m.source },
+  }));
+  const volumeMounts = input.mounts.map((m, i) => ({ name: volumes[i]!.name, mountPath: m.destination, readOnly: m.readOnly }));
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `agent-sandbox-${input.sessionId.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`,
+      labels: { 'app.kubernetes.io/name': 'agent-sandbox', [sessionLabel]: input.sessionId.replace(/[^A-Za-z0-9._-]/g, '-') },
+      annotations: {
+        [pidsAnnotation]: String(input.limits.pids),
+        'agent-sandbox/pids-limit': String(input.limits.pids),
+        'agent-sandbox/pids-note': 'Kubernetes has no per-pod pids field; set the kubelet podPidsLimit on the node (applied at the pod cgroup).',
+      },
+    },
+    spec: {
+      restartPolicy: 'Never',
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      hostNetwork: false,
+      hostPID: false,
+      hostIPC: false,
+      securityContext: { runAsUser: 1000, runAsGroup: 1000, runAsNonRoot: true },
+      containers: [
+        {
+          name: containerName,
+          image: input.image,
+          imagePullPolicy: 'Never',
+          args: input.command,
+          workingDir: input.workdir,
+          env: Object.entries(input.env).map(([name, value]) => ({ name, value })),
+          securityContext: {
+            capabilities: { drop: ['ALL'] },
+            allowPrivilegeEscalation: false,
+            privileged: false,
+            runAsUser: 1000,
+            runAsGroup: 1000,
+            runAsNonRoot: true,
+          },
+          resources: { limits: { memory, cpu }, requests: { memory, cpu } },
+          volumeMounts,
+        },
+      ],
+      volumes,
+    },
+  };
+}

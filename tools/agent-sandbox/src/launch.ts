@@ -1,0 +1,301 @@
+/**
+ * The launcher's run path, shared by `run`, `exec` and the ssh receiver: recursion check,
+ * host pick, then either a local session (preflight, compose, run) or dispatch over ssh.
+ * Every path, refusals included, ends in one ledger line and, when asked, the verdict file.
+ * There is no branch that runs the agent outside a container: the agent's argv only ever
+ * travels inside the run plan given to sandbox-run.
+ */
+import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ExitCode, ToolError, toErrorDocument } from '@agent-sandbox/shared';
+import type { HostEntry, LedgerLine, SessionLimits, SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import type { Cores } from './cores.js';
+import { loadRegistry, pickHost, readMachineId } from './hosts.js';
+import { appendLedger, ledgerExit } from './ledger.js';
+import { checkImage, checkLimitsEnforceable, checkNoNewPrivs, checkRecursion, containmentMode, readHostFacts } from './preflight.js';
+import type { Progress } from './progress.js';
+import { checkStarted, composePlan, runComposed, type SessionOptions } from './session.js';
+import { dispatchOverSsh } from './ssh-dispatch.js';
+
+/** run: the agent owns the terminal; exec: output to a log, its path on stdout; receive: the ssh receiver (stdout passes through, no stdin). */
+export type Mode = 'run' | 'exec' | 'receive';
+
+export interface LaunchRequest {
+  mode: Mode;
+  runtime: SessionOptions['runtime'];
+  workspace: string;
+  root: string;
+  account?: string;
+  limits: SessionLimits;
+  image: string;
+  agentBin?: string;
+  agentArgs: string[];
+  host?: string;
+  registryFile: string;
+  registryExplicit: boolean;
+  ledgerFile: string;
+  resultFile?: string;
+  logDir: string;
+  machineIdFile: string;
+  /** The launcher's own argv, for the systemd-run handoff (re-exec of this same command). */
+  selfArgv: string[];
+}
+
+export interface LaunchIo {
+  env: NodeJS.ProcessEnv;
+  user: string;
+  stdinIsTTY: boolean;
+  stdoutIsTTY: boolean;
+  log: (line: string) => void;
+  progress: Progress;
+  /** exec mode: the bare log path goes here (the only thing on stdout). */
+  printStdout: (text: string) => void;
+}
+
+export interface Verdict extends LedgerLine {}
+
+/** Builds the ledger line / verdict every path ends with. */
+function verdictLine(fields: Partial<LedgerLine> & Pick<LedgerLine, 'sessionId' | 'runtime' | 'host' | 'exitCode' | 'outcome' | 'reason' | 'startedAt'>): LedgerLine {
+  return {
+    version: 1,
+    account: null,
+    containment: null,
+    image: '',
+    limits: null,
+    endedAt: new Date().toISOString(),
+    peak: null,
+    ...fields,
+    exitCode: ledgerExit(fields.exitCode),
+  };
+}
+
+/** Writes the ledger line and the result file; a failure to write either is reported, not hidden. */
+export function recordVerdict(request: Pick<LaunchRequest, 'ledgerFile' | 'resultFile'>, line: LedgerLine, log: (l: string) => void): void {
+  try {
+    appendLedger(request.ledgerFile, line);
+  } catch (err) {
+    log(`agent-sandbox: could not write the ledger ${request.ledgerFile}: ${(err as Error).message}`);
+  }
+  if (request.resultFile) {
+    try {
+      mkdirSync(path.dirname(request.resultFile), { recursive: true });
+      writeFileSync(request.resultFile, `${JSON.stringify(line)}\n`, { mode: 0o600 });
+    } catch (err) {
+      log(`agent-sandbox: could not write --result-file ${request.resultFile}: ${(err as Error).message}`);
+    }
+  }
+}
+
+/** A log file for exec mode: <logDir>/<sessionId>-<time>.log. */
+function openLog(logDir: string, sessionId: string) {
+  mkdirSync(logDir, { recursive: true, mode: 0o700 });
+  const file = path.join(logDir, `${sessionId}-${new Date().toISOString().replace(/[:.]/g, '-')}.log`);
+  const stream = createWriteStream(file, { flags: 'wx', mode: 0o600 });
+  return { file, stream };
+}
+
+function workspaceIdOf(workspace: string): string {
+  return workspace.includes('/') ? path.basename(workspace) : workspace;
+}
+
+/**
+ * The whole launch. Returns the exit status: the agent's own, unchanged, or ours (80..91)
+ * with the cause on stderr, in the ledger and in --result-file.
+ */
+export async function launch(request: LaunchRequest, cores: Cores, io: LaunchIo): Promise<number> {
+  const startedAt = new Date().toISOString();
+  let hostName = 'unknown';
+  let sessionId = workspaceIdOf(request.workspace);
+  let containment: LedgerLine['containment'] = null;
+  const base = { runtime: request.runtime, image: request.image, limits: request.limits, ...(request.account ? { account: request.account } : {}) };
+  try {
+    checkRecursion(io.env);
+    const machineId = readMachineId(request.machineIdFile);
+    const registry = loadRegistry(request.registryFile, request.registryExplicit, machineId);
+    io.progress('agent-sandbox: picking a host');
+    const picked = await pickHost(registry, { ...(request.host ? { name: request.host } : {}), machineId, onProgress: io.progress });
+    hostName = picked.host.name;
+    if (!picked.local) return await launchRemote(request, picked.host, io, { startedAt, sessionId });
+    const facts = readHostFacts(io.user);
+    containment = containmentMode(facts);
+    const local = await runLocal(request, cores, io, { hostName, containment });
+    sessionId = local.sessionId;
+    recordVerdict(request, local.line, io.log);
+    return local.exitCode;
+  } catch (err) {
+    const { document, exitCode } = toErrorDocument(err);
+    if (exitCode === ExitCode.internal && err instanceof Error && err.stack) io.log(err.stack);
+    io.log(`agent-sandbox: ${document.error.message}`);
+    if (err instanceof ToolError && typeof err.detail?.['sessionId'] === 'string') sessionId = err.detail['sessionId'];
+    recordVerdict(
+      request,
+      verdictLine({ ...base, sessionId, host: hostName, containment, startedAt, exitCode, outcome: 'refused', reason: document.error.code, message: document.error.message }),
+      io.log,
+    );
+    return exitCode;
+  }
+}
+
+interface LocalResult {
+  exitCode: number;
+  sessionId: string;
+  line: LedgerLine;
+}
+
+/** A session on this machine: preflight, compose, run, attribute. Throws refusals. */
+export async function runLocal(
+  request: LaunchRequest,
+  cores: Cores,
+  io: LaunchIo,
+  where: { hostName: string; containment: NonNullable<LedgerLine['containment']> },
+): Promise<LocalResult> {
+  const startedAt = new Date().toISOString();
+  const probe = await cores.probe();
+  const { reexec } = checkNoNewPrivs(probe);
+  if (reexec) {
+    // NoNewPrivs 1 with a working user manager: run this same command again through
+    // systemd-run --user (nnp-probe owns the argv, escaping and exit mapping).
+    io.progress('agent-sandbox: NoNewPrivs is 1; handing off through systemd-run --user');
+    const exitCode = await cores.execWithHandoff(request.selfArgv);
+    return {
+      exitCode,
+      sessionId: workspaceIdOf(request.workspace),
+      line: verdictLine({ sessionId: workspaceIdOf(request.workspace), runtime: request.runtime, host: where.hostName, containment: where.containment, image: request.image, limits: request.limits, startedAt, exitCode, outcome: 'ran', reason: 'handoff', message: 'the session ran in a systemd-run --user handoff; its own ledger line follows' }),
+    };
+  }
+  checkLimitsEnforceable(readHostFacts(io.user));
+  const tty = request.mode === 'run' && io.stdinIsTTY && io.stdoutIsTTY;
+  const options: SessionOptions = {
+    runtime: request.runtime,
+    workspace: request.workspace,
+    root: request.root,
+    ...(request.account ? { account: request.account } : {}),
+    limits: request.limits,
+    image: request.image,
+    ...(request.agentBin ? { agentBin: request.agentBin } : {}),
+    agentArgs: request.agentArgs,
+    tty,
+    interactive: request.mode === 'run',
+    env: io.env,
+    containment: where.containment,
+    host: where.hostName,
+  };
+  io.progress(`agent-sandbox: checking image ${request.image}`);
+  await checkImage(request.image);
+  const plan = await composePlan(options, cores, true);
+  let log: ReturnType<typeof openLog> | undefined;
+  if (request.mode === 'exec') {
+    log = openLog(request.logDir, plan.sessionId);
+    io.printStdout(`${log.file}\n`);
+  }
+  io.progress(`agent-sandbox: starting session ${plan.sessionId}`);
+  let run;
+  try {
+    run = await runComposed(plan, cores, log ? { stdout: log.stream, stderr: log.stream } : {});
+  } catch (err) {
+    if (err instanceof ToolError && err.detail?.['sessionId'] === undefined) {
+      throw new ToolError(exitNameOf(err.exitCode), err.code, err.message, { ...(err.detail ?? {}), sessionId: plan.sessionId });
+    }
+    throw err;
+  } finally {
+    if (log) await new Promise<void>((resolve) => log!.stream.end(resolve));
+  }
+  checkStarted(run);
+  const line = verdictLine({
+    sessionId: plan.sessionId,
+    runtime: plan.runtime,
+    account: plan.account,
+    host: plan.host,
+    containment: plan.containment,
+    image: plan.image,
+    limits: plan.limits,
+    startedAt: run.startedAt,
+    endedAt: run.endedAt,
+    exitCode: run.exitCode,
+    outcome: 'ran',
+    reason: run.attribution.reason,
+    evidence: { basis: run.attribution.evidence['basis'], noNewPrivs: probe.noNewPrivs, reexec: false, ...(run.interrupted ? { interrupted: run.interrupted } : {}) },
+    peak: run.attribution.peak,
+    ...(log ? { logPath: log.file } : {}),
+  });
+  return { exitCode: run.exitCode, sessionId: plan.sessionId, line };
+}
+
+function exitNameOf(code: number) {
+  const entry = Object.entries(ExitCode).find(([, c]) => c === code);
+  return (entry?.[0] ?? 'internal') as keyof typeof ExitCode;
+}
+
+/** Dispatch to another node; only identities and paths cross, never a credential's bytes. */
+async function launchRemote(
+  request: LaunchRequest,
+  host: HostEntry,
+  io: LaunchIo,
+  ctx: { startedAt: string; sessionId: string },
+): Promise<number> {
+  if (request.workspace.includes('/')) {
+    throw new ToolError('usage', 'remote-workspace-path', `--workspace: a remote host (${host.name}) takes a workspace id under its own <root>/workspaces, not a local path (${request.workspace})`);
+  }
+  const sessionRequest: SessionRequest = {
+    version: 1,
+    nodeMachineId: host.machineId,
+    runtime: request.runtime,
+    workspaceId: request.workspace,
+    ...(request.account ? { account: request.account } : {}),
+    limits: request.limits,
+    image: request.image,
+    ...(request.agentBin ? { agentBin: request.agentBin } : {}),
+    agentArgs: request.agentArgs,
+  };
+  let log: ReturnType<typeof openLog> | undefined;
+  if (request.mode === 'exec') {
+    log = openLog(request.logDir, ctx.sessionId);
+    io.printStdout(`${log.file}\n`);
+  }
+  io.progress(`agent-sandbox: dispatching to ${host.name} over ssh`);
+  let result;
+  try {
+    result = await dispatchOverSsh(host, sessionRequest, { stdout: log ? log.stream : 'inherit', stderr: io.log });
+  } finally {
+    if (log) await new Promise<void>((resolve) => log!.stream.end(resolve));
+  }
+  if (!result.started) {
+    const code = result.exitCode === 255 ? ExitCode.unreachable : result.exitCode;
+    const err =
+      result.exitCode === 255
+        ? new ToolError('unreachable', 'ssh-failed', `ssh to ${host.name} failed before the remote side started: ${result.stderrTail.split('\n').slice(-2).join(' | ') || 'no message'}`)
+        : undefined;
+    if (err) throw err;
+    // The receiver refused before accepting (usage, wrong node): its status stands.
+    recordVerdict(
+      request,
+      verdictLine({ sessionId: ctx.sessionId, runtime: request.runtime, host: host.name, image: request.image, limits: request.limits, startedAt: ctx.startedAt, exitCode: code, outcome: 'refused', reason: 'receiver-refused', message: result.stderrTail.split('\n').pop() ?? '' }),
+      io.log,
+    );
+    return code;
+  }
+  const v = (result.verdict ?? {}) as Partial<LedgerLine>;
+  const exitCode = result.exitCode === 255 && v.exitCode !== undefined ? v.exitCode : result.exitCode;
+  recordVerdict(
+    request,
+    verdictLine({
+      sessionId: v.sessionId ?? ctx.sessionId,
+      runtime: request.runtime,
+      account: v.account ?? request.account ?? null,
+      host: host.name,
+      containment: v.containment ?? null,
+      image: request.image,
+      limits: request.limits,
+      startedAt: ctx.startedAt,
+      exitCode,
+      outcome: v.outcome ?? 'ran',
+      reason: v.reason ?? 'unknown',
+      ...(v.message ? { message: v.message } : {}),
+      peak: v.peak ?? null,
+      ...(log ? { logPath: log.file } : {}),
+      remote: { ...(v.remote ?? {}), via: 'ssh', verdict: result.verdict ? 'received' : 'missing' },
+    }),
+    io.log,
+  );
+  return exitCode;
+}

@@ -1,0 +1,114 @@
+/**
+ * The ssh side of dispatch: an argv built without a shell, the host key pinned in a
+ * known_hosts file of its own, no agent or X11 forwarding, batch mode (never a prompt).
+ * The remote end is a forced command, so nothing here chooses what runs there: the
+ * request (identities and paths, never a token) goes as JSON on stdin.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import type { HostEntry, HostSsh, SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import { ToolError } from '@agent-sandbox/shared';
+
+/** Lines the receiver writes on stderr so the dispatcher can tell its stages apart. */
+export const receiverStartedTag = 'agent-sandbox-receiver: accepted ';
+export const receiverVerdictTag = 'agent-sandbox-receiver: verdict ';
+
+/** The known_hosts line pinning one host's key ("[addr]:port keytype key" for a non-22 port). */
+export function knownHostsLine(ssh: HostSsh): string {
+  const port = ssh.port ?? 22;
+  const name = port === 22 ? ssh.address : `[${ssh.address}]:${port}`;
+  return `${name} ${ssh.hostKey}\n`;
+}
+
+/** The ssh argv: every option explicit, so a user's ~/.ssh/config cannot weaken it. */
+export function buildSshArgv(ssh: HostSsh, knownHostsFile: string): string[] {
+  return [
+    'ssh',
+    '-F', '/dev/null',
+    '-o', 'BatchMode=yes',
+    '-o', 'StrictHostKeyChecking=yes',
+    '-o', `UserKnownHostsFile=${knownHostsFile}`,
+    '-o', 'GlobalKnownHostsFile=/dev/null',
+    '-o', 'IdentitiesOnly=yes',
+    '-o', `IdentityFile=${ssh.identityFile}`,
+    '-o', 'ForwardAgent=no',
+    '-o', 'ForwardX11=no',
+    '-o', 'ClearAllForwardings=yes',
+    '-o', 'PermitLocalCommand=no',
+    '-o', 'ConnectTimeout=10',
+    '-T',
+    '-p', String(ssh.port ?? 22),
+    '-l', ssh.user,
+    '--',
+    ssh.address,
+  ];
+}
+
+export interface DispatchResult {
+  exitCode: number;
+  /** The receiver's verdict document, when it reached the end. */
+  verdict?: Record<string, unknown>;
+  started: boolean;
+  stderrTail: string;
+}
+
+/**
+ * Sends one session request to a node and waits. The agent's stdout passes through to ours;
+ * the receiver's tagged stderr lines are taken out, the rest passes through. ssh's own
+ * failure before the receiver accepted is 81 (exit 255 and no "accepted" line).
+ */
+export async function dispatchOverSsh(
+  host: HostEntry,
+  request: SessionRequest,
+  io: { stdout: NodeJS.WritableStream | 'inherit'; stderr: (line: string) => void },
+): Promise<DispatchResult> {
+  if (!host.ssh) throw new ToolError('internal', 'no-ssh-entry', `host ${host.name} has no ssh entry`);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sandbox-ssh-'));
+  try {
+    const knownHosts = path.join(dir, 'known_hosts');
+    writeFileSync(knownHosts, knownHostsLine(host.ssh), { mode: 0o600 });
+    const [bin, ...args] = buildSshArgv(host.ssh, knownHosts);
+    const child = execa(bin!, args, {
+      input: `${JSON.stringify(request)}\n`,
+      stdout: io.stdout === 'inherit' ? 'inherit' : 'pipe',
+      stderr: 'pipe',
+      reject: false,
+      buffer: { stdout: false, stderr: false },
+      shell: false,
+    });
+    if (io.stdout !== 'inherit') child.stdout?.pipe(io.stdout, { end: false });
+    let started = false;
+    let verdict: Record<string, unknown> | undefined;
+    const tail: string[] = [];
+    let pending = '';
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      pending += chunk;
+      let nl: number;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        if (line.startsWith(receiverStartedTag)) started = true;
+        else if (line.startsWith(receiverVerdictTag)) {
+          try {
+            verdict = JSON.parse(line.slice(receiverVerdictTag.length)) as Record<string, unknown>;
+          } catch {
+            io.stderr(line);
+          }
+        } else {
+          tail.push(line);
+          if (tail.length > 20) tail.shift();
+          io.stderr(line);
+        }
+      }
+    });
+    const result = await child;
+    if (pending) io.stderr(pending);
+    const exitCode = typeof result.exitCode === 'number' ? result.exitCode : 255;
+    return { exitCode, started, stderrTail: tail.join('\n'), ...(verdict ? { verdict } : {}) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
