@@ -63,10 +63,10 @@ export async function attributeContainer(container: string, deps: ContainerDeps 
   const ours = state.cgroupParent.startsWith(`/${parentBase}/`);
   const layout = cgroupLayout(ours ? state.cgroupParent : `/${parentBase}/-none-`);
   const counters = ours ? readCounters(layout) : {};
-  // The container's own cgroup (<parent>/libpod-<id>) is named in the kernel's lines.
-  const kernel = kernelEvidence((deps.readKmsg ?? readKmsg)(-1), `${state.cgroupParent || ''}/libpod-${state.id}`);
+  // The container's own cgroup (<parent>/libpod-<id>, or libpod-<id>.scope under systemd) is named in the kernel's lines.
+  const kernel = kernelEvidence((deps.readKmsg ?? readKmsg)(-1), `libpod-${state.id}`);
   const eventLog = eventEvidence((deps.readEvents ?? readContainerEvents)({ id: state.id }, 0, eventLogPath()));
-  const neverStarted = state.status === 'created' || state.status === 'configured' || (state.error !== '' && state.startedAt.startsWith('0001'));
+  const neverStarted = (state.status === 'created' || state.status === 'configured') && /^0001-01-01/.test(state.startedAt);
   const verdict = decide({
     exitCode: state.exitCode,
     kernel: kernel.state === 'read' ? kernel : undefined,

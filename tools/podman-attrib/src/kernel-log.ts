@@ -78,13 +78,14 @@ export interface KernelFindings {
 }
 
 /**
- * Lines about cgroups under `cgroupPath` (our parent, or one container's
- * cgroup). The path must be followed by "/" or end the field, so
- * /agent-sandbox/s1 never matches /agent-sandbox/s10.
+ * Lines about cgroups under `match`: an absolute path (our parent) matches
+ * that path and below; a bare name (`libpod-<id>`) matches that path
+ * component anywhere (the default parent differs per cgroup manager). A match
+ * must end at "/" or the end, so /agent-sandbox/s1 never matches /agent-sandbox/s10.
  */
-export function findKernelEvents(records: KmsgRecord[], cgroupPath: string): KernelFindings {
-  const escaped = cgroupPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const names = new RegExp(`^${escaped}(?=/|$)`);
+export function findKernelEvents(records: KmsgRecord[], match: string): KernelFindings {
+  const escaped = match.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const names = match.startsWith('/') ? new RegExp(`^${escaped}(?=/|$)`) : new RegExp(`(^|/)${escaped}(\\.scope)?(?=/|$)`);
   const oomKills: string[] = [];
   const pidsRejections: string[] = [];
   for (const { message } of records) {

@@ -20,7 +20,7 @@ export interface VerdictInput {
   /** Events of this container; undefined when the log was not readable. */
   events?: PodmanEventLine[] | undefined;
   stderrTail?: string | undefined;
-  /** True when inspect said the container never ran (status "created", or an Error). */
+  /** True when inspect says the container never ran (status "created", no start time). */
   neverStarted?: boolean;
   inspectOomKilled?: boolean;
 }
@@ -48,8 +48,8 @@ export function podmanErrorLine(stderrTail: string | undefined): string | undefi
 }
 
 function startFailure(input: VerdictInput): string | undefined {
+  if (input.neverStarted) return `inspect: the container never ran (status created, no start time)`;
   if (!(podmanStartStatuses as readonly number[]).includes(input.exitCode)) return undefined;
-  if (input.neverStarted) return `inspect: the container never ran, podman status ${input.exitCode}`;
   const ran = input.events?.some((e) => e.status === 'died' || e.status === 'start');
   if (ran) return undefined; // the contained command itself returned 125..127
   const line = podmanErrorLine(input.stderrTail);
