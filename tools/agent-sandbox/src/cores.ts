@@ -77,13 +77,16 @@ export interface Prepared {
   handle: unknown;
 }
 
+/** A file output is appended to (execa's file target). */
+export type LogTarget = { file: string; append: true };
+
 export interface RunHooks {
   beforeRemove?: (x: { containerName: string; exitCode: number }) => Promise<void> | void;
-  /** Where the container's stdout/stderr go (exec mode: the log file); default inherit. */
-  stdout?: unknown;
-  stderr?: unknown;
-  /** Values for env names the plan passes (for example AGENT_SANDBOX_SESSION). */
-  env?: Record<string, string>;
+  /** stdio of the podman process: 'inherit' (run), or [stdin, fd, fd] (exec: the log file). */
+  stdio: 'inherit' | ['ignore' | 'inherit', LogTarget | 'inherit', LogTarget | 'inherit'];
+  /** The whole environment podman runs with; the plan's env names take their values from it. */
+  env?: NodeJS.ProcessEnv;
+  log?: (line: string) => void;
 }
 
 export interface CredInput {

@@ -5,11 +5,11 @@
  * There is no branch that runs the agent outside a container: the agent's argv only ever
  * travels inside the run plan given to sandbox-run.
  */
-import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ExitCode, ToolError, toErrorDocument } from '@agent-sandbox/shared';
 import type { HostEntry, LedgerLine, SessionLimits, SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox';
-import type { Cores } from './cores.js';
+import type { Cores, RunHooks } from './cores.js';
 import { loadRegistry, pickHost, readMachineId } from './hosts.js';
 import { appendLedger, ledgerExit } from './ledger.js';
 import { checkImage, checkLimitsEnforceable, checkNoNewPrivs, checkRecursion, containmentMode, readHostFacts } from './preflight.js';
@@ -86,12 +86,12 @@ export function recordVerdict(request: Pick<LaunchRequest, 'ledgerFile' | 'resul
   }
 }
 
-/** A log file for exec mode: <logDir>/<sessionId>-<time>.log. */
+/** A log file for exec mode: <logDir>/<sessionId>-<time>.log, opened exclusively (never a planted link). */
 function openLog(logDir: string, sessionId: string) {
   mkdirSync(logDir, { recursive: true, mode: 0o700 });
   const file = path.join(logDir, `${sessionId}-${new Date().toISOString().replace(/[:.]/g, '-')}.log`);
-  const stream = createWriteStream(file, { flags: 'wx', mode: 0o600 });
-  return { file, stream };
+  closeSync(openSync(file, 'wx', 0o600));
+  return { file, target: { file, append: true } as const };
 }
 
 function workspaceIdOf(workspace: string): string {
@@ -191,14 +191,13 @@ export async function runLocal(
   io.progress(`agent-sandbox: starting session ${plan.sessionId}`);
   let run;
   try {
-    run = await runComposed(plan, cores, log ? { stdout: log.stream, stderr: log.stream } : {});
+    const stdio: RunHooks['stdio'] = log ? ['ignore', log.target, log.target] : request.mode === 'receive' ? ['ignore', 'inherit', 'inherit'] : 'inherit';
+    run = await runComposed(plan, cores, stdio, io.env);
   } catch (err) {
     if (err instanceof ToolError && err.detail?.['sessionId'] === undefined) {
       throw new ToolError(exitNameOf(err.exitCode), err.code, err.message, { ...(err.detail ?? {}), sessionId: plan.sessionId });
     }
     throw err;
-  } finally {
-    if (log) await new Promise<void>((resolve) => log!.stream.end(resolve));
   }
   checkStarted(run);
   const line = verdictLine({
@@ -255,9 +254,9 @@ async function launchRemote(
   io.progress(`agent-sandbox: dispatching to ${host.name} over ssh`);
   let result;
   try {
-    result = await dispatchOverSsh(host, sessionRequest, { stdout: log ? log.stream : 'inherit', stderr: io.log });
+    result = await dispatchOverSsh(host, sessionRequest, { stdout: log ? log.target : 'inherit', stderr: io.log });
   } finally {
-    if (log) await new Promise<void>((resolve) => log!.stream.end(resolve));
+    // the log file is closed by the child's exit
   }
   if (!result.started) {
     const code = result.exitCode === 255 ? ExitCode.unreachable : result.exitCode;

@@ -6,15 +6,10 @@
 import { planCredentials, stageCredentials, unstageCredentials } from '@agent-sandbox/cred-stage';
 import { execWithHandoff, probe, realDeps } from '@agent-sandbox/nnp-probe';
 import { attributeEnd, prepareAttribution, startSampler, type Attribution as Prepared } from '@agent-sandbox/podman-attrib';
+import { planMounts } from '@agent-sandbox/mount-plan';
+import { buildRunArgv, preflight, runPlan } from '@agent-sandbox/sandbox-run';
+import type { RunPlan as SandboxRunPlan } from '@agent-sandbox/shared/schemas/sandbox-run';
 import type { Attribution, Cores, CredentialPlan, MountPlan, RunOutcome, RunPlan } from './cores.js';
-
-type Loose = Record<string, any>;
-
-/** Loads a core that may not be linked yet; a missing core is a bug of the install (91). */
-async function load(name: string): Promise<Loose> {
-  const spec = `@agent-sandbox/${name}`;
-  return (await import(spec)) as Loose;
-}
 
 export function realCores(): Cores {
   return {
@@ -28,8 +23,7 @@ export function realCores(): Cores {
       await unstageCredentials(stageDir);
     },
     async planMounts(input) {
-      const core = await load('mount-plan');
-      return (await core['planMounts'](input)) as MountPlan;
+      return (await planMounts(input as Parameters<typeof planMounts>[0])) as unknown as MountPlan;
     },
     async probe() {
       return await probe(realDeps());
@@ -38,13 +32,17 @@ export function realCores(): Cores {
       return await execWithHandoff(argv, realDeps());
     },
     async buildRunArgv(plan) {
-      const core = await load('sandbox-run');
-      const out = await core['buildRunArgv'](plan);
-      return Array.isArray(out) ? out : (out as { argv: string[] }).argv;
+      const p = plan as unknown as SandboxRunPlan;
+      return buildRunArgv(p, await preflight(p, { checkImage: false }));
     },
     async runPlan(plan: RunPlan, hooks) {
-      const core = await load('sandbox-run');
-      return (await core['runPlan'](plan, hooks)) as RunOutcome;
+      const outcome = await runPlan(plan as unknown as SandboxRunPlan, {
+        stdio: hooks.stdio as never,
+        ...(hooks.env ? { env: hooks.env } : {}),
+        ...(hooks.beforeRemove ? { beforeRemove: hooks.beforeRemove } : {}),
+        ...(hooks.log ? { log: hooks.log } : {}),
+      });
+      return outcome as RunOutcome;
     },
     async prepareAttribution({ sessionId }) {
       const prepared = prepareAttribution({ sessionId });

@@ -7,8 +7,9 @@
 import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
 import type { ContainmentMode, RuntimeName, SessionLimits } from '@agent-sandbox/shared/schemas/agent-sandbox';
-import type { Attribution, Cores, CredentialPlan, MountPlan, RunOutcome, RunPlan } from './cores.js';
+import type { Attribution, Cores, CredentialPlan, MountPlan, RunHooks, RunOutcome, RunPlan } from './cores.js';
 import { runtimeRow } from './runtimes.js';
+import { prepareHome, scrubInstalled } from './session-home.js';
 import { resolveLayout, type SessionLayout } from './session-layout.js';
 
 export const defaultImage = 'localhost/agent-sandbox:latest';
@@ -129,18 +130,20 @@ export interface SessionRun {
  * sandbox-run's runPlan (the container is gone when it returns), attribution captured while
  * the container still exists. Staged credential copies are removed on every path.
  */
-export async function runComposed(plan: SessionPlan, cores: Cores, stdio: { stdout?: unknown; stderr?: unknown }): Promise<SessionRun> {
+export async function runComposed(plan: SessionPlan, cores: Cores, stdio: RunHooks['stdio'], env: NodeJS.ProcessEnv): Promise<SessionRun> {
+  const home = plan.layout.home;
+  prepareHome(home, process.geteuid?.() ?? 0);
   const prepared = await cores.prepareAttribution({ sessionId: plan.sessionId });
   try {
     const sampler = await cores.startSampler(prepared);
-    const runPlan: RunPlan = { ...plan.runPlan, cgroupParent: prepared.cgroupParent, ...(prepared.cidfile ? { cidfile: prepared.cidfile } : {}) };
+    const runPlan: RunPlan = { ...plan.runPlan, cgroupParent: prepared.cgroupParent };
     let attribution: Attribution | undefined;
     let outcome: RunOutcome;
     let sampled: Attribution['peak'] | undefined;
     try {
       outcome = await cores.runPlan(runPlan, {
-        ...stdio,
-        env: { AGENT_SANDBOX_SESSION: plan.sessionId },
+        stdio,
+        env: { ...env, AGENT_SANDBOX_SESSION: plan.sessionId },
         beforeRemove: async ({ containerName, exitCode }) => {
           sampled = await sampler.stop();
           attribution = await cores.attributeEnd({ prepared, sessionId: plan.sessionId, containerName, exitCode, ...(sampled ? { sampled } : {}) });
@@ -170,6 +173,7 @@ export async function runComposed(plan: SessionPlan, cores: Cores, stdio: { stdo
   } finally {
     await prepared.cleanup();
     await cores.unstageCredentials(plan.stageDir);
+    scrubInstalled(home, plan.credentials.install);
   }
 }
 

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import type { HostEntry, HostSsh, SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import { ToolError } from '@agent-sandbox/shared';
+import type { LogTarget } from './cores.js';
 
 /** Lines the receiver writes on stderr so the dispatcher can tell its stages apart. */
 export const receiverStartedTag = 'agent-sandbox-receiver: accepted ';
@@ -62,7 +63,7 @@ export interface DispatchResult {
 export async function dispatchOverSsh(
   host: HostEntry,
   request: SessionRequest,
-  io: { stdout: NodeJS.WritableStream | 'inherit'; stderr: (line: string) => void },
+  io: { stdout: LogTarget | 'inherit'; stderr: (line: string) => void },
 ): Promise<DispatchResult> {
   if (!host.ssh) throw new ToolError('internal', 'no-ssh-entry', `host ${host.name} has no ssh entry`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sandbox-ssh-'));
@@ -72,13 +73,12 @@ export async function dispatchOverSsh(
     const [bin, ...args] = buildSshArgv(host.ssh, knownHosts);
     const child = execa(bin!, args, {
       input: `${JSON.stringify(request)}\n`,
-      stdout: io.stdout === 'inherit' ? 'inherit' : 'pipe',
+      stdout: io.stdout,
       stderr: 'pipe',
       reject: false,
       buffer: { stdout: false, stderr: false },
       shell: false,
     });
-    if (io.stdout !== 'inherit') child.stdout?.pipe(io.stdout, { end: false });
     let started = false;
     let verdict: Record<string, unknown> | undefined;
     const tail: string[] = [];

@@ -1,0 +1,41 @@
+/**
+ * The session home (<root>/homes/<id>, mounted at /sandbox/home): given to the agent user
+ * before the run, and cleared of installed credential copies after it. cred-stage installs
+ * the copy inside the container's HOME; because that HOME is a host directory, the copy (and
+ * any token refreshed into it) would otherwise outlive the container on the host.
+ */
+import { lstatSync, lchownSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { ToolError } from '@agent-sandbox/shared';
+
+export const containerHome = '/sandbox/home';
+export const agentUid = 1000;
+export const agentGid = 1000;
+
+/** Rootful podman runs the agent as uid 1000 with no capabilities: the home must be its own. */
+export function prepareHome(home: string, euid: number): void {
+  const info = lstatSync(home);
+  if (info.isSymbolicLink() || !info.isDirectory()) {
+    throw new ToolError('unsafePath', 'home-not-directory', `session home ${home} is a symlink or not a directory`);
+  }
+  if (euid === 0 && (info.uid !== agentUid || info.gid !== agentGid)) lchownSync(home, agentUid, agentGid);
+}
+
+/** The host path of a container path under /sandbox/home, or undefined when it is elsewhere. */
+export function hostPathInHome(home: string, containerPath: string): string | undefined {
+  const rel = path.posix.relative(containerHome, containerPath);
+  if (rel === '' || rel.startsWith('..') || path.posix.isAbsolute(rel)) return undefined;
+  return path.join(home, ...rel.split('/'));
+}
+
+/** Removes the installed credential copies from the host side of the home. */
+export function scrubInstalled(home: string, installs: { to: string }[]): string[] {
+  const removed: string[] = [];
+  for (const step of installs) {
+    const host = hostPathInHome(home, step.to);
+    if (!host) continue;
+    rmSync(host, { force: true });
+    removed.push(host);
+  }
+  return removed;
+}
