@@ -20,11 +20,13 @@ set -eu
 prog=agent-entrypoint
 secrets=/sandbox-secrets
 
-# secrets_staged: true when $secrets holds any non-directory entry (at any depth). A path that
-# exists but cannot be listed, or is not a directory, counts as staged: fail closed.
+# secrets_staged: true when $secrets holds any entry at all, an empty runtime directory included
+# (then cred-stage install refuses the missing file with 85 rather than the agent starting
+# without its credential). A path that exists but cannot be listed, or is not a directory,
+# counts as staged: fail closed.
 secrets_staged() {
   if [ -d "$secrets" ]; then
-    found=$(find "$secrets" ! -type d -print 2>/dev/null) || return 0
+    found=$(find "$secrets" -mindepth 1 -print 2>/dev/null) || return 0
     [ -n "$found" ]
   else
     [ -e "$secrets" ] || [ -L "$secrets" ]
