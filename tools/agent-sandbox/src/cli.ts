@@ -4,11 +4,11 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { main, type CommandSpec, type RunContext, type ToolSpec } from '@agent-sandbox/shared';
+import { main, toErrorDocument, type CommandSpec, type RunContext, type ToolSpec } from '@agent-sandbox/shared';
 import { doctorCommand, hostsCommand, kubeCommand, planCommand } from './commands.js';
 import type { Cores } from './cores.js';
 import { defaultRegistryPath } from './hosts.js';
-import { launch, type Mode } from './launch.js';
+import { launch, recordVerdict, type Mode } from './launch.js';
 import { defaultLedgerPath } from './ledger.js';
 import { homeOf, launchRequest, sessionFlags } from './options.js';
 import { makeProgress } from './progress.js';
@@ -28,6 +28,40 @@ export interface Entry {
   stderrIsTTY: boolean;
 }
 
+/**
+ * A refusal before the request is complete (a bad flag value): the cause on stderr and a
+ * ledger line, never JSON on stdout (stdout belongs to the agent in run and exec).
+ */
+function refuseUsage(err: unknown, ctx: RunContext): number {
+  const { document, exitCode } = toErrorDocument(err);
+  ctx.log(`agent-sandbox: ${document.error.message}`);
+  const ledger = typeof ctx.options['ledger'] === 'string' && path.isAbsolute(ctx.options['ledger']) ? ctx.options['ledger'] : defaultLedgerPath(ctx.env, homeOf(ctx.env));
+  const result = typeof ctx.options['resultFile'] === 'string' && path.isAbsolute(ctx.options['resultFile']) ? ctx.options['resultFile'] : undefined;
+  const now = new Date().toISOString();
+  recordVerdict(
+    { ledgerFile: ledger, ...(result ? { resultFile: result } : {}) },
+    {
+      version: 1,
+      sessionId: typeof ctx.options['workspace'] === 'string' ? path.basename(ctx.options['workspace']) : 'unknown',
+      runtime: typeof ctx.options['runtime'] === 'string' ? ctx.options['runtime'] : 'unknown',
+      account: null,
+      host: 'unknown',
+      containment: null,
+      image: typeof ctx.options['image'] === 'string' ? ctx.options['image'] : defaultImage,
+      limits: null,
+      startedAt: now,
+      endedAt: now,
+      exitCode,
+      outcome: 'refused',
+      reason: document.error.code,
+      message: document.error.message,
+      peak: null,
+    },
+    ctx.log,
+  );
+  return exitCode;
+}
+
 function sessionCommand(mode: Mode, entry: Entry, describe: string): CommandSpec {
   return {
     name: mode,
@@ -36,7 +70,12 @@ function sessionCommand(mode: Mode, entry: Entry, describe: string): CommandSpec
     takesCommand: true,
     examples: [[`agent-sandbox ${mode} --runtime codex --workspace s1 -- ${mode === 'exec' ? 'exec "fix the tests"' : ''}`, 'a session in workspace s1']],
     run: async (_input, ctx: RunContext) => {
-      const request = launchRequest(mode, ctx.options, ctx.rest, ctx.env, entry.argv);
+      let request;
+      try {
+        request = launchRequest(mode, ctx.options, ctx.rest, ctx.env, entry.argv);
+      } catch (err) {
+        return { exitCode: refuseUsage(err, ctx) };
+      }
       const exitCode = await launch(request, entry.cores, {
         env: ctx.env,
         user: user(),

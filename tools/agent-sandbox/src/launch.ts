@@ -252,12 +252,7 @@ async function launchRemote(
     io.printStdout(`${log.file}\n`);
   }
   io.progress(`agent-sandbox: dispatching to ${host.name} over ssh`);
-  let result;
-  try {
-    result = await dispatchOverSsh(host, sessionRequest, { stdout: log ? log.target : 'inherit', stderr: io.log });
-  } finally {
-    // the log file is closed by the child's exit
-  }
+  const result = await dispatchOverSsh(host, sessionRequest, { stdout: log ? log.target : 'inherit', stderr: io.log });
   if (!result.started) {
     const code = result.exitCode === 255 ? ExitCode.unreachable : result.exitCode;
     const err =
