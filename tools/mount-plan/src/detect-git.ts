@@ -129,9 +129,10 @@ async function detectWorktree(workspace: string, gitDir: string): Promise<GitDet
   const commonDir = named.startsWith('/') ? named : nodePath.resolve(gitDir, named);
   await requireCanonical(commonDir, 'commondir-not-canonical', 'common dir');
   await requireRepositoryDirs(commonDir, ['objects', 'refs'], 'commondir-not-a-repository', 'common dir');
-  if (isWithin(commonDir, workspace) || isWithin(workspace, commonDir)) {
-    throw refuse('git-metadata-inside-workspace', `common dir ${commonDir} overlaps the workspace ${workspace}`);
+  if (isWithin(commonDir, workspace)) {
+    throw refuse('git-metadata-inside-workspace', `common dir ${commonDir} lies inside the workspace ${workspace}`);
   }
+  // A common dir containing the workspace is refused by planMounts (it contains the root or another session).
   const registry = `${commonDir}/worktrees`;
   const worktreeName = nodePath.basename(gitDir);
   if (nodePath.dirname(gitDir) !== registry) {
