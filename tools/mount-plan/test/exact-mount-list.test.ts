@@ -1,0 +1,120 @@
+// The plan is the exact mount list: the session's workspace and home, git
+// metadata only as the kind needs, credentials read-only; never the whole root,
+// never another session's directories. Checked against the JSON Schema too.
+import t from 'tap';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { validateDocument } from '@agent-sandbox/shared';
+import { MountPlanOutput } from '@agent-sandbox/shared/schemas/mount-plan';
+import { runBin, tempDir } from '@agent-sandbox/testkit';
+import { git, worktreeSession } from './fixtures/git-tree.js';
+
+const rw = (source: string, destination: string) => ({ source, destination, readOnly: false });
+const ro = (source: string, destination: string) => ({ source, destination, readOnly: true });
+
+async function plan(input: unknown) {
+  const out = await runBin('mount-plan', [], { input });
+  if (out.exitCode !== 0) throw new Error(`mount-plan exited ${out.exitCode}: ${out.stdout}`);
+  return out.json;
+}
+
+async function others(root: string) {
+  await mkdir(`${root}/workspaces/s2`, { recursive: true });
+  await mkdir(`${root}/homes/s2`, { recursive: true });
+}
+
+function exposesOthers(doc: any, root: string): boolean {
+  return doc.mounts.some((m: any) => m.source === root || m.source.includes('/s2') || root.startsWith(`${m.source}/`));
+}
+
+t.test('no git: exactly the workspace and a freshly created home', async (t) => {
+  const base = await tempDir(t);
+  const root = `${base}/root`;
+  await mkdir(`${root}/workspaces/s1`, { recursive: true });
+  await others(root);
+  const doc = await plan({ workspace: `${root}/workspaces/s1`, root, sessionId: 's1' });
+  t.doesNotThrow(() => validateDocument(MountPlanOutput, doc, 'output'), 'output matches the schema');
+  t.same(doc.mounts, [rw(`${root}/homes/s1`, '/sandbox/home'), rw(`${root}/workspaces/s1`, '/sandbox/workspaces/s1')]);
+  t.equal(doc.workdir, '/sandbox/workspaces/s1');
+  t.same(doc.git, { kind: 'none' });
+  t.same(doc.env, {});
+  t.ok((await stat(`${root}/homes/s1`)).isDirectory(), 'the home was created');
+  t.notOk(exposesOthers(doc, root), 'neither the root nor another session is mounted');
+});
+
+t.test('plain repo: nothing extra, and its worktree registry goes read-only', async (t) => {
+  const base = await tempDir(t);
+  const root = `${base}/root`;
+  const ws = `${root}/workspaces/s1`;
+  await mkdir(ws, { recursive: true });
+  await git(['init', '-q'], ws);
+  await git(['commit', '-q', '--allow-empty', '-m', 'x'], ws);
+  let doc = await plan({ workspace: ws, root, sessionId: 's1' });
+  t.equal(doc.mounts.length, 2, 'no registry yet: only workspace and home');
+  t.same(doc.git, { kind: 'repo', gitDir: `${ws}/.git`, commonDir: `${ws}/.git` });
+  t.same(doc.gitConfig[0], { key: 'safe.directory', value: '/sandbox/workspaces/s1' });
+  await git(['worktree', 'add', '-q', `${base}/elsewhere`], ws);
+  doc = await plan({ workspace: ws, root, sessionId: 's1' });
+  t.same(doc.mounts[2], ro(`${ws}/.git/worktrees`, '/sandbox/workspaces/s1/.git/worktrees'));
+});
+
+t.test('linked worktree: common dir rw, registry ro, own gitdir rw, workspace also at its host path', async (t) => {
+  const tree = await worktreeSession(await tempDir(t));
+  await others(tree.root);
+  const doc = await plan({ workspace: tree.workspace, root: tree.root, sessionId: 's1', gitRoots: [tree.gitRoot] });
+  t.doesNotThrow(() => validateDocument(MountPlanOutput, doc, 'output'), 'output matches the schema');
+  t.same(doc.mounts, [
+    rw(`${tree.root}/homes/s1`, '/sandbox/home'),
+    rw(tree.workspace, '/sandbox/workspaces/s1'),
+    rw(tree.workspace, tree.workspace),
+    rw(tree.common, tree.common),
+    ro(`${tree.common}/worktrees`, `${tree.common}/worktrees`),
+    rw(`${tree.common}/worktrees/s1`, `${tree.common}/worktrees/s1`),
+  ]);
+  t.same(doc.git, {
+    kind: 'worktree',
+    gitDir: `${tree.common}/worktrees/s1`,
+    commonDir: tree.common,
+    worktreeName: 's1',
+    hostPathAlias: tree.workspace,
+  });
+  t.same(doc.env, {
+    GIT_CONFIG_COUNT: '5',
+    GIT_CONFIG_KEY_0: 'safe.directory',
+    GIT_CONFIG_VALUE_0: '/sandbox/workspaces/s1',
+    GIT_CONFIG_KEY_1: 'safe.directory',
+    GIT_CONFIG_VALUE_1: tree.workspace,
+    GIT_CONFIG_KEY_2: 'gc.worktreePruneExpire',
+    GIT_CONFIG_VALUE_2: 'never',
+    GIT_CONFIG_KEY_3: 'gc.reflogExpire',
+    GIT_CONFIG_VALUE_3: 'never',
+    GIT_CONFIG_KEY_4: 'gc.reflogExpireUnreachable',
+    GIT_CONFIG_VALUE_4: 'never',
+  });
+  t.notOk(exposesOthers(doc, tree.root), 'neither the root nor another session is mounted');
+});
+
+t.test('credentials are mounted read-only from their realpath, below /sandbox-secrets', async (t) => {
+  const base = await tempDir(t);
+  const root = `${base}/root`;
+  await mkdir(`${root}/workspaces/s1`, { recursive: true });
+  await mkdir(`${base}/creds`);
+  await writeFile(`${base}/creds/auth.json`, 'canary-secret');
+  const doc = await plan({
+    workspace: `${root}/workspaces/s1`,
+    root,
+    sessionId: 's1',
+    credentials: [{ source: `${base}/creds/auth.json`, destination: '/sandbox-secrets/codex/auth.json', readOnly: true }],
+  });
+  t.same(doc.mounts.at(-1), ro(`${base}/creds/auth.json`, '/sandbox-secrets/codex/auth.json'));
+  t.notMatch(JSON.stringify(doc), /canary-secret/, 'no credential contents in the plan');
+});
+
+t.test('flags give the same plan as stdin', async (t) => {
+  const base = await tempDir(t);
+  const root = `${base}/root`;
+  await mkdir(`${root}/workspaces/s1`, { recursive: true });
+  const viaStdin = await plan({ workspace: `${root}/workspaces/s1`, root, sessionId: 's1' });
+  const viaFlags = await runBin('mount-plan', ['--workspace', `${root}/workspaces/s1`, '--root', root, '--session-id', 's1']);
+  t.equal(viaFlags.exitCode, 0);
+  t.same(viaFlags.json, viaStdin);
+});
