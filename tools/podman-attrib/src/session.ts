@@ -9,6 +9,7 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { execa } from 'execa';
 import { execFileSync } from 'node:child_process';
+import { constants } from 'node:os';
 import { podmanGlobalArgs } from '@agent-sandbox/shared';
 import { podmanBinary, runPodman } from '@agent-sandbox/shared/podman';
 import type { PodmanAttribOutput } from '@agent-sandbox/shared/schemas/podman-attrib';
@@ -125,7 +126,14 @@ export async function runAttributedSession(options: SessionOptions): Promise<Ses
   let result: RunResult;
   try {
     const done = await child;
-    const exitCode = typeof done.exitCode === 'number' ? done.exitCode : 128 + 9;
+    let exitCode: number;
+    if (typeof done.exitCode === 'number') exitCode = done.exitCode;
+    else if (done.signal) exitCode = 128 + (constants.signals[done.signal] ?? 9);
+    else {
+      // podman itself could not be run (ENOENT, EACCES): podman's own "could not start" status.
+      exitCode = 125;
+      tail += `\nError: cannot run ${podmanBinary}: ${done.shortMessage ?? done.message}`;
+    }
     result = { exitCode, startedAt, endedAt: new Date().toISOString(), stderrTail: tail.split('\n').slice(-20).join('\n') };
     await stopping;
   } finally {
