@@ -9,6 +9,7 @@ import { ToolError } from '@agent-sandbox/shared';
 import type { ContainmentMode, RuntimeName, SessionLimits } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { Attribution, Cores, CredentialPlan, MountPlan, RunHooks, RunOutcome, RunPlan } from './cores.js';
 import { runtimeRow } from './runtimes.js';
+import { podmanEnv } from './podman-env.js';
 import { prepareHome, scrubInstalled } from './session-home.js';
 import { resolveLayout, type SessionLayout } from './session-layout.js';
 
@@ -143,7 +144,7 @@ export async function runComposed(plan: SessionPlan, cores: Cores, stdio: RunHoo
     try {
       outcome = await cores.runPlan(runPlan, {
         stdio,
-        env: { ...env, AGENT_SANDBOX_SESSION: plan.sessionId },
+        env: podmanEnv({ ...env, AGENT_SANDBOX_SESSION: plan.sessionId }, plan.runPlan.env),
         beforeRemove: async ({ containerName, exitCode }) => {
           sampled = await sampler.stop();
           attribution = await cores.attributeEnd({ prepared, sessionId: plan.sessionId, containerName, exitCode, ...(sampled ? { sampled } : {}) });
