@@ -286,6 +286,7 @@ async function launchRemote(
       reason: v.reason ?? 'unknown',
       ...(v.message ? { message: v.message } : {}),
       peak: v.peak ?? null,
+      ...(v.evidence ? { evidence: v.evidence } : {}),
       ...(log ? { logPath: log.file } : {}),
       remote: { ...(v.remote ?? {}), via: 'ssh', verdict: result.verdict ? 'received' : 'missing' },
     }),

@@ -88,7 +88,7 @@ export async function dispatchOverSsh(
       pending += chunk;
       let nl: number;
       while ((nl = pending.indexOf('\n')) >= 0) {
-        const line = pending.slice(0, nl);
+        const line = pending.slice(0, nl).replace(/\r$/, '');
         pending = pending.slice(nl + 1);
         if (line.startsWith(receiverStartedTag)) started = true;
         else if (line.startsWith(receiverVerdictTag)) {

@@ -1,0 +1,133 @@
+// The ssh path against a real sshd on 127.0.0.1 (started here with its own keys): a full session
+// returns the agent's exit code and writes a ledger line on both sides; NoNewPrivs does not cross
+// ssh; the dispatch key gets no shell; a request for another node is refused; a dead sshd is 81.
+import t from 'tap';
+import { execa } from 'execa';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, chown, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { runPodman } from '@agent-sandbox/shared/podman';
+import { binPath, repoRoot, tempDir } from '@agent-sandbox/testkit';
+import { startSshd, type SshdFixture } from './fixtures/sshd-fixture.js';
+
+const stub = path.join(repoRoot, 'tools/agent-sandbox/test/fixtures/stub-agent.sh');
+
+interface Remote {
+  dir: string;
+  sshd: SshdFixture;
+  id: string;
+  registry: string;
+  ledger: string;
+  hostMarker: string;
+  flags: string[];
+  env: Record<string, string>;
+  marker: () => string | undefined;
+}
+
+async function remote(t: Tap.Test, label: string, entry?: (s: SshdFixture) => Record<string, unknown>): Promise<Remote> {
+  const dir = await tempDir(t, `astest-ssh-${label}-`);
+  await chmod(dir, 0o755);
+  const sshd = await startSshd(t, dir);
+  const id = `astest-ssh-${label}-${randomBytes(3).toString('hex')}`;
+  const ws = path.join(sshd.nodeRoot, 'workspaces', id);
+  await mkdir(ws, { recursive: true });
+  await copyFile(stub, path.join(ws, 'stub-agent.sh'));
+  await chmod(path.join(ws, 'stub-agent.sh'), 0o755);
+  await chown(ws, 1000, 1000);
+  await mkdir(path.join(sshd.nodeHome, '.codex'), { recursive: true });
+  await writeFile(path.join(sshd.nodeHome, '.codex', 'auth.json'), JSON.stringify({ OPENAI_API_KEY: 'sk-canary-node-only' }), { mode: 0o600 });
+  const registry = path.join(dir, 'hosts.json');
+  await writeFile(registry, JSON.stringify({ version: 1, hosts: [(entry ?? ((s) => s.registryEntry()))(sshd)] }));
+  const hostMarker = `/tmp/astest-host-marker-${randomBytes(6).toString('hex')}`;
+  t.teardown(async () => {
+    await rm(hostMarker, { force: true });
+    await runPodman(['rm', '--force', '--ignore', '--time', '0', `agent-sandbox-${id}`], { expect: 'any' });
+  });
+  const ledger = path.join(dir, 'local-state', 'ledger.jsonl');
+  const localHome = path.join(dir, 'local-home');
+  await mkdir(localHome);
+  return {
+    dir,
+    sshd,
+    id,
+    registry,
+    ledger,
+    hostMarker,
+    flags: ['--runtime', 'codex', '--workspace', id, '--hosts', registry, '--ledger', ledger, '--agent-bin', `/sandbox/workspaces/${id}/stub-agent.sh`],
+    env: { HOME: localHome, PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+    marker: () => (existsSync(path.join(ws, '.agent-ran')) ? readFileSync(path.join(ws, '.agent-ran'), 'utf8') : undefined),
+  };
+}
+
+const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
+
+async function launcher(r: Remote, args: string[], prefix: string[] = []) {
+  const [cmd, ...pre] = [...prefix, binPath('agent-sandbox')];
+  return execa(cmd!, [...pre, ...args], { env: r.env, extendEnv: false, reject: false, timeout: 120_000 });
+}
+
+t.test('a full session over real ssh returns the agent exit code and writes a ledger line', async (t) => {
+  const r = await remote(t, 'full');
+  const out = await launcher(r, ['run', ...r.flags, '--', '9', r.hostMarker]);
+  t.equal(out.exitCode, 9, `${out.stderr}\nsshd: ${r.sshd.log()}`);
+  t.match(out.stdout, /stub-agent stdout args=9/, "the agent's stdout crossed ssh");
+  t.match(r.marker(), /^pid1=tini uid=1000/, 'it ran in a container on the node');
+  t.notOk(existsSync(r.hostMarker), 'not on a host');
+  const [local] = lines(r.ledger);
+  t.match(local, { host: 'node1', exitCode: 9, outcome: 'ran', reason: 'exited', containment: 'podman-rootful', remote: { via: 'ssh', verdict: 'received' } });
+  const [node] = lines(r.sshd.nodeLedger);
+  t.match(node, { sessionId: r.id, exitCode: 9, outcome: 'ran', remote: { machineId: r.sshd.machineId } }, 'the node wrote its own line');
+  t.notMatch(readFileSync(r.ledger, 'utf8'), /sk-canary/, 'no secret in the ledger');
+  t.match(r.sshd.log(), /Accepted publickey for root/, 'sshd authenticated the dispatch key');
+});
+
+t.test('under setpriv --no-new-privs locally, the remote side reports NoNewPrivs 0 and needs no re-exec', async (t) => {
+  const r = await remote(t, 'nnp');
+  const out = await launcher(r, ['run', ...r.flags, '--', '0', r.hostMarker], ['setpriv', '--no-new-privs']);
+  t.equal(out.exitCode, 0, out.stderr);
+  const [local] = lines(r.ledger);
+  t.match(local, { evidence: { noNewPrivs: false, reexec: false } }, 'the node measured NoNewPrivs 0: it does not cross ssh');
+  t.notMatch(out.stderr, /systemd-run/, 'no handoff was attempted');
+});
+
+t.test('the dispatch key gets no shell: a command asked for is ignored and the receiver refuses non-JSON (80)', async (t) => {
+  const r = await remote(t, 'noshell');
+  const known = path.join(r.dir, 'known_hosts');
+  await writeFile(known, `[127.0.0.1]:${r.sshd.port} ${r.sshd.hostKey}\n`);
+  const out = await execa(
+    'ssh',
+    ['-F', '/dev/null', '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=yes', '-o', `UserKnownHostsFile=${known}`, '-o', 'IdentitiesOnly=yes', '-i', r.sshd.clientKey, '-p', String(r.sshd.port), 'root@127.0.0.1', 'echo', 'pwned-$((6*7))'],
+    { input: 'id\n', reject: false, timeout: 30_000 },
+  );
+  t.equal(out.exitCode, 80, out.stderr);
+  t.notMatch(out.stdout, /pwned-42|uid=/, 'no command ran');
+  t.match(out.stderr, /request: not a JSON document/);
+});
+
+t.test('a request meant for another node is refused by the receiver (90)', async (t) => {
+  const r = await remote(t, 'wrongnode', (s) => s.registryEntry('node1', 'a'.repeat(32)));
+  const out = await launcher(r, ['run', ...r.flags, '--', '0', r.hostMarker]);
+  t.equal(out.exitCode, 90, out.stderr);
+  t.match(out.stderr, /request is meant for node a{32}, this node is [0-9a-f]{32}; refused/);
+  t.equal(r.marker(), undefined, 'nothing ran');
+  t.match(lines(r.ledger)[0], { outcome: 'refused', exitCode: 90 });
+});
+
+t.test('a dead sshd is unreachable (81)', async (t) => {
+  const r = await remote(t, 'dead');
+  await r.sshd.stop();
+  const out = await launcher(r, ['run', ...r.flags, '--', '0', r.hostMarker]);
+  t.equal(out.exitCode, 81, out.stderr);
+  t.match(out.stderr, /no agent-seat host answers: node1: 127\.0\.0\.1:\d+ ECONNREFUSED/);
+  t.equal(r.marker(), undefined);
+  t.match(lines(r.ledger)[0], { outcome: 'refused', exitCode: 81, reason: 'no-host-answers' });
+});
+
+t.test('a host key that does not match the pinned one fails before the remote side starts (81)', async (t) => {
+  const r = await remote(t, 'badkey', (s) => ({ ...s.registryEntry(), ssh: { ...(s.registryEntry().ssh as object), hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBadBadBadBadBadBadBadBadBadBadBadBadBadBadBadBa' } }));
+  const out = await launcher(r, ['run', ...r.flags, '--', '0', r.hostMarker]);
+  t.equal(out.exitCode, 81, out.stderr);
+  t.match(out.stderr, /ssh to node1 failed before the remote side started: .*(Host key verification failed|REMOTE HOST IDENTIFICATION)/);
+  t.equal(r.marker(), undefined);
+});
