@@ -97,19 +97,29 @@ export function checkLimitsEnforceable(probe: HostProbe, mode: CgroupMode, rootl
   else checkV1(probe);
 }
 
+/** Where podman looks for each runtime (containers.conf defaults); podman does not search PATH for them. */
+export const runtimePaths: Record<'runc' | 'crun', string[]> = {
+  runc: ['/usr/bin/runc', '/usr/sbin/runc', '/usr/local/bin/runc', '/usr/local/sbin/runc', '/sbin/runc', '/bin/runc', '/usr/lib/cri-o-runc/sbin/runc', '/run/current-system/sw/bin/runc'],
+  crun: ['/usr/bin/crun', '/usr/sbin/crun', '/usr/local/bin/crun', '/usr/local/sbin/crun', '/sbin/crun', '/bin/crun', '/run/current-system/sw/bin/crun'],
+};
+
+function hasRuntime(probe: HostProbe, name: 'runc' | 'crun'): boolean {
+  return runtimePaths[name].some((file) => probe.isExecutable(file));
+}
+
 /** Refuses (83) when no runtime here can start a container. Returns podman's name and the runtime to name. */
 export function checkRuntime(probe: HostProbe, mode: CgroupMode, rootless: boolean): { podman: string; runtime: string | undefined } {
   const podman = findExecutable(probe, podmanBinary);
   if (!podman) throw new ToolError('startFailed', 'podman-missing', `containers cannot be started: ${podmanBinary} is not installed or not on PATH (apt-get install podman)`);
   if (mode !== 'v2') {
-    if (!findExecutable(probe, 'runc')) {
+    if (!hasRuntime(probe, 'runc')) {
       throw new ToolError(
         'startFailed',
         'runtime-missing',
         `containers cannot be started: cgroup ${mode} needs the runc runtime (crun fails here: "cgroups in hybrid mode not supported") and runc is not installed (apt-get install runc)`,
       );
     }
-  } else if (!findExecutable(probe, 'crun') && !findExecutable(probe, 'runc')) {
+  } else if (!hasRuntime(probe, 'crun') && !hasRuntime(probe, 'runc')) {
     throw new ToolError('startFailed', 'runtime-missing', 'containers cannot be started: neither crun nor runc is installed');
   }
   if (rootless && procStatusField('NoNewPrivs', probe.readFile('/proc/self/status') ?? '') === '1') {

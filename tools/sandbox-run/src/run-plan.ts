@@ -25,7 +25,7 @@ export interface RunHooks {
   onStart?: (info: { containerName: string; argv: string[]; startedAt: string }) => void;
   /** Only when the plan has `remove: false`: called after the command ended, while the container still exists. */
   beforeRemove?: (info: { containerName: string; exitCode: number }) => Promise<void> | void;
-  /** Seconds between the stop signal and SIGKILL when interrupted (default 5). */
+  /** Seconds between the stop signal and SIGKILL when interrupted (default 3: done before a supervisor's usual 5 s force-kill). */
   stopGraceSeconds?: number;
   /** Install SIGINT/SIGTERM handlers for the duration of the run (default true). */
   handleSignals?: boolean;
@@ -82,7 +82,7 @@ export async function runPlan(plan: RunPlan | ResolvedPlan, hooks: RunHooks = {}
   const onSignal = (signal: StopSignal) => {
     interrupted ??= signal;
     hooks.log?.(`sandbox-run: ${signal}: stopping container ${name}`);
-    stopping ??= stopUntilGone(name, hooks.stopGraceSeconds ?? 5, () => finished, () => aborter.abort());
+    stopping ??= stopUntilGone(name, hooks.stopGraceSeconds ?? 3, () => finished, () => aborter.abort());
   };
   const handlers = { SIGINT: () => onSignal('SIGINT'), SIGTERM: () => onSignal('SIGTERM') };
   if (hooks.handleSignals !== false) for (const [sig, fn] of Object.entries(handlers)) process.on(sig, fn);
