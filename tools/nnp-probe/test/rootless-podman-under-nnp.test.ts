@@ -4,6 +4,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile, rm } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { podmanGlobalArgs } from '@agent-sandbox/shared';
 
@@ -40,7 +41,15 @@ t.test('rootless podman images fails under no-new-privs with the newuidmap error
         // already gone
       }
     }
-    await execa('userdel', ['--remove', user], { reject: false });
+    // Wait for the killed processes to be gone (userdel refuses a user that still runs
+    // something), and retry while another engineer's useradd holds the passwd lock.
+    for (let i = 0; i < 50 && (await pidsOf(uid)).length > 0; i += 1) await sleep(100);
+    let del = await execa('userdel', ['--remove', user], { reject: false });
+    for (let i = 0; i < 20 && del.exitCode !== 0 && del.exitCode !== 6; i += 1) {
+      await sleep(250);
+      del = await execa('userdel', ['--remove', '--force', user], { reject: false });
+    }
+    if (del.exitCode !== 0 && del.exitCode !== 6) throw new Error(`userdel ${user} failed (${del.exitCode}): ${del.stderr}`);
     for (const dir of [`/tmp/podman-run-${uid}`, `/tmp/containers-user-${uid}`, `/tmp/run-${uid}`]) {
       await rm(dir, { recursive: true, force: true });
     }

@@ -9,7 +9,8 @@ import { handoffEnv, runDriver } from './fixtures/handoff-env.js';
 
 /** A command that says when it is ready and exits with `status` on `signal`. */
 function trapping(signal: string, status: number, ready: string): string[] {
-  return ['sh', '-c', `trap "exit ${status}" ${signal}; touch ${ready}; sleep 30 & wait`];
+  // The background sleep is killed by the trap and holds no stdio, so nothing outlives the command.
+  return ['sh', '-c', `trap 'kill $! 2>/dev/null; exit ${status}' ${signal}; sleep 30 >/dev/null 2>&1 & touch ${ready}; wait`];
 }
 
 async function waitFor(file: string): Promise<void> {
