@@ -20,6 +20,7 @@ import {
   readHostFacts,
 } from './preflight.js';
 import { runtimes } from './runtimes.js';
+import { prepareHome } from './session-home.js';
 import { composePlan, type SessionOptions } from './session.js';
 import { homeOf } from './options.js';
 
@@ -78,11 +79,17 @@ export async function planCommand(request: LaunchRequest, cores: Cores, env: Nod
   };
 }
 
-/** `kube`: the same plan as a Pod manifest (containment "kube"). */
+/**
+ * `kube`: the same plan as a Pod manifest (containment "kube"). Like a run, it stages the
+ * credential copy (<root>/secrets/<id>, owned by uid 1000, which the hostPath volume names)
+ * and hands the session home to uid 1000, so the manifest runs as printed; remove
+ * <root>/secrets/<id> when the pod has ended. On a cluster the credential would be a Secret.
+ */
 export async function kubeCommand(request: LaunchRequest, cores: Cores, env: NodeJS.ProcessEnv, user: string) {
   checkRecursion(env);
   const host = await localHost(request);
-  const plan = await composePlan(sessionOptions(request, env, user, host, true), cores, false);
+  const plan = await composePlan(sessionOptions(request, env, user, host, true), cores, true);
+  prepareHome(plan.layout.home, process.geteuid?.() ?? 0);
   return podManifest({
     sessionId: plan.sessionId,
     image: plan.image,

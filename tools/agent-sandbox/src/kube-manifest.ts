@@ -3,7 +3,9 @@
  * scheduler runs). Hardening maps one to one: drop ALL capabilities, no privilege
  * escalation (NoNewPrivs), uid 1000, memory and cpu limits, hostPath volumes read-only where
  * the plan says so. Kubernetes has no per-pod pids field: the limit travels as podman's
- * annotation (podman 5.5+) and, on a cluster, the kubelet's node-wide `podPidsLimit` sets it.
+ * annotation (podman 5.5+) and as agent-sandbox/pids-limit; on a cluster the kubelet's
+ * node-wide `podPidsLimit` sets it at the pod cgroup (a longer note as an annotation is
+ * refused by podman 4.3's kube play: values over 63 characters).
  */
 import type { SessionLimits } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { MountT } from './cores.js';
@@ -59,7 +61,6 @@ export function podManifest(input: KubeInput): Record<string, unknown> {
       annotations: {
         [pidsAnnotation]: String(input.limits.pids),
         'agent-sandbox/pids-limit': String(input.limits.pids),
-        'agent-sandbox/pids-note': 'Kubernetes has no per-pod pids field; set the kubelet podPidsLimit on the node (applied at the pod cgroup).',
       },
     },
     spec: {
