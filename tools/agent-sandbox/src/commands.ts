@@ -25,6 +25,9 @@ import { composePlan, type SessionOptions } from './session.js';
 import { homeOf } from './options.js';
 
 function sessionOptions(request: LaunchRequest, env: NodeJS.ProcessEnv, user: string, host: string, kube: boolean): SessionOptions {
+  if (kube && request.network !== 'none') {
+    throw new ToolError('usage', 'bad-flag', `--network: a Pod has no podman network namespace to join; kube takes only "none", got ${JSON.stringify(request.network)}`);
+  }
   return {
     runtime: request.runtime,
     workspace: request.workspace,
@@ -34,6 +37,8 @@ function sessionOptions(request: LaunchRequest, env: NodeJS.ProcessEnv, user: st
     image: request.image,
     ...(request.agentBin ? { agentBin: request.agentBin } : {}),
     agentArgs: request.agentArgs,
+    network: request.network,
+    allowExpiring: request.allowExpiring,
     tty: false,
     interactive: request.mode === 'run',
     env,

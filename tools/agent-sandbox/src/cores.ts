@@ -16,6 +16,8 @@ export interface CredentialPlan {
   ok: true;
   runtime: string;
   identity?: unknown;
+  /** True when an expiring token was staged because the caller passed allowExpiring. */
+  expiryOverride?: boolean;
   mounts: MountT[];
   install: { from: string; to: string; mode?: string | number }[];
 }
@@ -94,6 +96,7 @@ export interface CredInput {
   home?: string;
   account?: string;
   stageDir?: string;
+  allowExpiring?: boolean;
 }
 
 /**

@@ -30,6 +30,10 @@ export interface LaunchRequest {
   image: string;
   agentBin?: string;
   agentArgs: string[];
+  /** The container's network: "none" or "ns:/run/netns/<name>" (local sessions only). */
+  network: string;
+  /** Stage an expiring credential anyway (cred-stage's allowExpiring); recorded in the ledger. */
+  allowExpiring: boolean;
   host?: string;
   registryFile: string;
   registryExplicit: boolean;
@@ -174,6 +178,8 @@ export async function runLocal(
     image: request.image,
     ...(request.agentBin ? { agentBin: request.agentBin } : {}),
     agentArgs: request.agentArgs,
+    network: request.network,
+    allowExpiring: request.allowExpiring,
     tty,
     interactive: request.mode === 'run',
     env: io.env,
@@ -213,7 +219,14 @@ export async function runLocal(
     exitCode: run.exitCode,
     outcome: 'ran',
     reason: run.attribution.reason,
-    evidence: { basis: run.attribution.evidence['basis'], noNewPrivs: probe.noNewPrivs, reexec: false, ...(run.interrupted ? { interrupted: run.interrupted } : {}) },
+    evidence: {
+      basis: run.attribution.evidence['basis'],
+      noNewPrivs: probe.noNewPrivs,
+      reexec: false,
+      network: plan.runPlan.network,
+      ...(plan.credentials.expiryOverride ? { expiryOverride: true } : {}),
+      ...(run.interrupted ? { interrupted: run.interrupted } : {}),
+    },
     peak: run.attribution.peak,
     ...(log ? { logPath: log.file } : {}),
   });
@@ -234,6 +247,11 @@ async function launchRemote(
 ): Promise<number> {
   if (request.workspace.includes('/')) {
     throw new ToolError('usage', 'remote-workspace-path', `--workspace: a remote host (${host.name}) takes a workspace id under its own <root>/workspaces, not a local path (${request.workspace})`);
+  }
+  if (request.network !== 'none' || request.allowExpiring) {
+    // Neither crosses ssh: a namespace is a node-local name, and the node's own credential
+    // policy decides about expiring tokens.
+    throw new ToolError('usage', 'local-only-flag', `--network and --allow-expiring apply to sessions on this machine only, not on ${host.name}`);
   }
   const sessionRequest: SessionRequest = {
     version: 1,

@@ -32,6 +32,8 @@ export const sessionFlags = [
   { flag: 'cpu-shares', type: 'number', describe: `CPU weight (default ${defaultLimits.cpuShares})` },
   { flag: 'image', type: 'string', describe: `image (default ${defaultImage})` },
   { flag: 'agent-bin', type: 'string', describe: 'binary run INSIDE the container instead of the runtime CLI' },
+  { flag: 'network', type: 'string', describe: 'the container\'s network: none (default) or ns:/run/netns/<name> (a namespace you made, e.g. a loopback-only model server)' },
+  { flag: 'allow-expiring', type: 'boolean', describe: 'stage a credential that expires within the session anyway (recorded in the ledger)' },
   { flag: 'root', type: 'string', describe: 'permitted root (default $HOME/sandbox)' },
   { flag: 'hosts', type: 'string', describe: 'hosts registry (default ${XDG_CONFIG_HOME:-~/.config}/agent-sandbox/hosts.json)' },
   { flag: 'ledger', type: 'string', describe: 'ledger file (default ${XDG_STATE_HOME:-~/.local/state}/agent-sandbox/ledger.jsonl)' },
@@ -48,6 +50,24 @@ function str(options: Record<string, unknown>, key: string): string | undefined 
 function absolute(flag: string, value: string): string {
   if (!path.isAbsolute(value)) throw new ToolError('usage', 'bad-flag', `--${flag}: expected an absolute path, got ${JSON.stringify(value)}`);
   return value;
+}
+
+/** The container's network: "none" or a named network namespace; never the host's or a bridge. */
+export const networkPattern = /^(none|ns:\/run\/netns\/[A-Za-z0-9_.-]+)$/;
+
+export function parseNetwork(options: Record<string, unknown>): string {
+  const network = str(options, 'network') ?? 'none';
+  if (!networkPattern.test(network)) {
+    throw new ToolError('usage', 'bad-flag', `--network: expected "none" or "ns:/run/netns/<name>", got ${JSON.stringify(network)}`);
+  }
+  return network;
+}
+
+function flagBool(options: Record<string, unknown>, key: string, flag: string): boolean {
+  const v = options[key];
+  if (v === undefined || v === false) return false;
+  if (v !== true) throw new ToolError('usage', 'bad-flag', `--${flag}: expected no value (a boolean flag), got ${JSON.stringify(v)}`);
+  return true;
 }
 
 /** The declared limits: defaults, then flags; validated against the schema (80 names the flag). */
@@ -79,6 +99,8 @@ export function launchRequest(mode: Mode, options: Record<string, unknown>, rest
   const host = str(options, 'host');
   const account = str(options, 'account');
   const agentBin = str(options, 'agentBin');
+  const network = parseNetwork(options);
+  const allowExpiring = flagBool(options, 'allowExpiring', 'allow-expiring');
   return {
     mode,
     runtime: runtime as LaunchRequest['runtime'],
@@ -89,6 +111,8 @@ export function launchRequest(mode: Mode, options: Record<string, unknown>, rest
     image: str(options, 'image') ?? defaultImage,
     ...(agentBin ? { agentBin } : {}),
     agentArgs: rest,
+    network,
+    allowExpiring,
     ...(host ? { host } : {}),
     registryFile: hostsFlag ? absolute('hosts', hostsFlag) : defaultRegistryPath(env, home),
     registryExplicit: Boolean(hostsFlag),

@@ -45,6 +45,8 @@ export async function receive(stdinText: string, config: ReceiverConfig, cores: 
     image: request.image,
     ...(request.agentBin ? { agentBin: request.agentBin } : {}),
     agentArgs: request.agentArgs,
+    network: 'none',
+    allowExpiring: false,
     registryFile: '/dev/null',
     registryExplicit: false,
     ledgerFile: config.ledgerFile,

@@ -17,9 +17,17 @@ export interface RuntimeRow {
 
 const terminalEnv = ['TERM', 'COLORTERM', 'LANG', 'NO_COLOR'];
 
+/**
+ * Where Claude Code sends its requests. A URL, never a secret: ANTHROPIC_API_KEY and
+ * ANTHROPIC_AUTH_TOKEN are deliberately absent (a value passed with -e shows in `podman
+ * inspect`); the credential travels only as cred-stage's staged file. Codex has no such
+ * variable (its provider's base_url lives in $CODEX_HOME/config.toml, in the session home).
+ */
+const claudeEnv = [...terminalEnv, 'ANTHROPIC_BASE_URL'];
+
 export const runtimes: Record<RuntimeName, RuntimeRow> = {
   codex: { binary: 'codex', env: terminalEnv, credentialRuntime: 'codex' },
-  claude: { binary: 'claude', env: terminalEnv, credentialRuntime: 'claude' },
+  claude: { binary: 'claude', env: claudeEnv, credentialRuntime: 'claude' },
   'cursor-agent': { binary: 'cursor-agent', env: terminalEnv, credentialRuntime: 'cursor-agent' },
 };
 

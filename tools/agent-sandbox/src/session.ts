@@ -30,6 +30,10 @@ export interface SessionOptions {
   /** The binary run inside the container (default the runtime's CLI). Never run on the host. */
   agentBin?: string;
   agentArgs: string[];
+  /** The container's network: "none" (default) or "ns:/run/netns/<name>". */
+  network?: string;
+  /** Stage a credential expiring within the session anyway (cred-stage allowExpiring). */
+  allowExpiring?: boolean;
   tty: boolean;
   interactive: boolean;
   /** The launcher's environment: values of the runtime's env names, and cred-stage's lookups. */
@@ -77,6 +81,7 @@ export async function composePlan(options: SessionOptions, cores: Cores, stage: 
     runtime: row.credentialRuntime,
     ...(options.credentialHome ? { home: options.credentialHome } : {}),
     ...(options.account ? { account: options.account } : {}),
+    ...(options.allowExpiring ? { allowExpiring: true } : {}),
   };
   const credentials = stage ? await cores.stageCredentials({ ...credInput, stageDir }, options.env) : await cores.planCredentials(credInput, options.env);
   const mounts = await cores.planMounts({
@@ -88,7 +93,7 @@ export async function composePlan(options: SessionOptions, cores: Cores, stage: 
   const runPlan: RunPlan = {
     image: options.image,
     sessionId: layout.sessionId,
-    network: 'none',
+    network: options.network ?? 'none',
     mounts: mounts.mounts,
     limits: options.limits,
     env: [...row.env.filter((name) => options.env[name] !== undefined), 'AGENT_SANDBOX_SESSION'],
