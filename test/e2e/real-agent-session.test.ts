@@ -1,0 +1,86 @@
+// The real Codex CLI and the real Claude Code, each through `agent-sandbox run` in the agents
+// image, against the scripted model server on the session's own loopback: the agent reads the
+// failing project, edits it, runs the project's tests with node inside the container and
+// commits. Shown from the host: the edit is in the worktree, the commit in git log, the server
+// saw the staged canary as the bearer token, the host credential file is byte-identical with
+// its mtime unchanged, and the ledger line carries the peaks. The canary is in no output, no
+// ledger and not in the container's configuration (podman argv of the plan).
+import t from 'tap';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { validateDocument } from '@agent-sandbox/shared';
+import { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import { agentArgs, agentsImage, credentialPath, demoSteps, ensureAgentsImage, hostGit, realSession, type RealRuntime } from './fixtures/real-agent-session.js';
+
+t.before(ensureAgentsImage);
+
+const rows: { runtime: RealRuntime; version: RegExp; api: string }[] = [
+  { runtime: 'codex', version: /^codex-cli 0\.171\.0/, api: 'responses' },
+  { runtime: 'claude', version: /^2\.1\.197 \(Claude Code\)/, api: 'messages' },
+];
+let ran = 0;
+
+for (const row of rows) {
+  t.test(`${row.runtime}: the real CLI edits, tests and commits in the contained workspace, presenting the staged credential`, async (t) => {
+    const s = await realSession(t, { runtime: row.runtime, label: row.runtime });
+
+    // The binary is real: it answers --version inside the same image, through the launcher.
+    const version = await s.run(['run', ...s.launcherFlags, '--', '--version']);
+    t.equal(version.exitCode, 0, version.stderr);
+    t.match(version.stdout.trim(), row.version, `the image's ${row.runtime} binary runs and reports its pinned version`);
+
+    const out = await s.run(['run', ...s.launcherFlags, '--', ...agentArgs(row.runtime)]);
+    t.equal(out.exitCode, 0, `the agent exited 0\n${out.stderr.slice(-3000)}`);
+
+    // The agent's edit, in the host's worktree.
+    t.match(readFileSync(path.join(s.workspace, 'src/sum.mjs'), 'utf8'), /return a \+ b;/, 'the edit is in the host worktree');
+    // The commit, in the host's git log: made inside the container, after the project's tests passed there.
+    const log = await hostGit(s.workspace, ['log', '--format=%s|%an|%ae']);
+    t.same(log.split('\n'), ['sum: add instead of subtract|Scripted Agent|agent@sandbox.invalid', 'initial: sum subtracts|Test|test@sandbox.invalid'], 'the commit is in the host git log');
+    t.equal(await hostGit(s.workspace, ['status', '--porcelain']), '', 'the worktree is clean: the commit holds the edit');
+
+    // The model server: every step answered, and each main request carried the staged canary.
+    const requests = (await s.server.requests()).filter((r) => r.api === row.api && !r.side);
+    t.same(
+      requests.map((r) => r.step),
+      demoSteps.map((_, i) => i),
+      'the server answered every scripted step once, in order',
+    );
+    t.ok(requests.length > 0 && requests.every((r) => r.tokenMatched === true), 'the bearer token the agent presented is the staged canary');
+
+    // The host credential file is untouched.
+    t.equal(s.credential.sha256(), s.credential.sha256Before, 'the host credential file is byte-identical');
+    t.equal(statSync(s.credential.path).mtimeMs, s.credential.mtimeMs, 'and its mtime is unchanged');
+    t.notOk(existsSync(path.join(s.home, credentialPath[row.runtime])), 'the installed copy does not outlive the session in the home');
+    t.notOk(existsSync(path.join(s.root, 'secrets', s.id)), 'the staged copy is removed');
+
+    // The ledger: one line per session, the second is the agent's, with its peaks.
+    const lines = s.ledgerLines();
+    t.equal(lines.length, 2, 'one ledger line per session (--version, then the task)');
+    const line = lines[1];
+    t.doesNotThrow(() => validateDocument(LedgerLine, line, 'ledger'), 'the ledger line matches its schema');
+    t.match(line, { sessionId: s.id, runtime: row.runtime, image: agentsImage, outcome: 'ran', reason: 'exited', exitCode: 0, evidence: { network: s.server.network } });
+    t.ok(line.peak.memoryBytes > 10 * 1024 * 1024, `peak memory measured: ${line.peak.memoryBytes} B`);
+    t.ok(line.peak.pids >= 3, `peak pids measured: ${line.peak.pids}`);
+    t.ok(line.peak.cpuSeconds > 0, `CPU seconds measured: ${line.peak.cpuSeconds}`);
+    t.comment(`${row.runtime}: peak ${(line.peak.memoryBytes / 2 ** 20).toFixed(1)} MiB, ${line.peak.pids} pids, ${line.peak.cpuSeconds} CPU s`);
+
+    // The canary: nowhere but in the credential file.
+    const plan = await s.run(['plan', ...s.launcherFlags, '--', ...agentArgs(row.runtime)]);
+    t.equal(plan.exitCode, 0, plan.stderr);
+    for (const [what, text] of [
+      ['stdout', out.stdout + version.stdout],
+      ['stderr', out.stderr + version.stderr],
+      ['the ledger', readFileSync(s.ledger, 'utf8')],
+      ['the podman argv and plan', plan.stdout],
+      ['the model server record', readFileSync(path.join(s.base, 'model-requests.jsonl'), 'utf8')],
+    ] as const) {
+      t.notOk(text.includes(s.canary), `the canary is not in ${what}`);
+    }
+    ran++;
+  });
+}
+
+t.test('every runtime row ran', async (t) => {
+  t.equal(ran, rows.length, `${ran} of ${rows.length} real-agent rows completed`);
+});
