@@ -1,0 +1,98 @@
+// What both proof suites share: a real session layout on the host (two sessions' workspaces
+// and homes, a staged secret), a plan in sandbox-run's contract, and a way to run a script
+// in a real container through the real sandbox-run executable.
+import { chown, chmod, mkdir, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { execa } from 'execa';
+import { containerName, runBin, tempDir, imageExists, repoRoot, type BinRun, type Teardown } from '@agent-sandbox/testkit';
+
+export const busybox = 'localhost/agent-sandbox-busybox:latest';
+export const debian = 'localhost/agent-sandbox:latest';
+export const agentUid = 1000;
+
+export interface Session {
+  base: string;
+  root: string;
+  id: string;
+  workspace: string;
+  home: string;
+  secret: string;
+  otherWorkspace: string;
+  otherHome: string;
+  canary: { secret: string; other: string };
+}
+
+/** <base>/root/{workspaces,homes}/{s1,s2} and <base>/secrets/codex/auth.json, removed at teardown. */
+export async function makeSession(t: Teardown): Promise<Session> {
+  const base = await tempDir(t, 'astest-proof-');
+  const root = `${base}/root`;
+  const hex = randomBytes(6).toString('hex');
+  const s: Session = {
+    base,
+    root,
+    id: 's1',
+    workspace: `${root}/workspaces/s1`,
+    home: `${root}/homes/s1`,
+    secret: `${base}/secrets/codex/auth.json`,
+    otherWorkspace: `${root}/workspaces/s2`,
+    otherHome: `${root}/homes/s2`,
+    canary: { secret: `astest-secret-${hex}`, other: `astest-other-session-${hex}` },
+  };
+  for (const dir of [s.workspace, s.home, s.otherWorkspace, s.otherHome, `${base}/secrets/codex`]) await mkdir(dir, { recursive: true });
+  // Rootful podman, no user namespace: the container's uid 1000 is the host's uid 1000, so the
+  // session's own directories belong to it (what the launcher does when it runs as root).
+  for (const dir of [s.workspace, s.home]) await chown(dir, agentUid, agentUid);
+  await writeFile(`${s.otherWorkspace}/notes.txt`, `${s.canary.other}\n`);
+  await writeFile(`${s.otherHome}/.history`, `${s.canary.other}\n`);
+  // The secret belongs to the agent uid and is mode 600: only the mount can make it read-only.
+  await writeFile(s.secret, `{"token":"${s.canary.secret}"}\n`);
+  await chown(s.secret, agentUid, agentUid);
+  await chmod(s.secret, 0o600);
+  return s;
+}
+
+export function sessionMounts(s: Session, withSecret = true) {
+  return [
+    { source: s.workspace, destination: `/sandbox/workspaces/${s.id}`, readOnly: false },
+    { source: s.home, destination: '/sandbox/home', readOnly: false },
+    ...(withSecret ? [{ source: s.secret, destination: '/sandbox-secrets/codex/auth.json', readOnly: true }] : []),
+  ];
+}
+
+export const smallLimits = { memory: '256m', memorySwap: '256m', pids: 128, cpus: 1, cpuShares: 256 };
+
+/** Runs `sh -c script` in a container through bin/sandbox-run; the container is force-removed at teardown. */
+export async function runScript(
+  t: Teardown,
+  label: string,
+  script: string,
+  plan: Record<string, unknown> = {},
+  timeoutMs = 120_000,
+): Promise<BinRun & { name: string }> {
+  const name = containerName(t, label);
+  const out = await runBin('sandbox-run', [], {
+    input: { image: busybox, sessionId: label, name, limits: smallLimits, command: ['sh', '-c', script], ...plan },
+    timeoutMs,
+  });
+  return { ...out, name };
+}
+
+/** Builds an image with image/ scripts when it is missing (fresh machine); the busybox one takes a second. */
+export async function ensureImage(image: string): Promise<void> {
+  if (await imageExists(image)) return;
+  const script = image === busybox ? 'image/build-busybox.sh' : 'image/build-all.sh';
+  await execa('bash', [script], { cwd: repoRoot, stdio: 'inherit', timeout: 1_800_000 });
+}
+
+/** mountinfo -> {mountPoint: {flag: 'ro'|'rw', root, source}} (octal escapes decoded). */
+export function parseMountinfo(text: string): Map<string, { flag: 'ro' | 'rw'; root: string; devno: string; fstype: string }> {
+  const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+  const out = new Map<string, { flag: 'ro' | 'rw'; root: string; devno: string; fstype: string }>();
+  for (const line of text.split('\n').filter(Boolean)) {
+    const [pre, post] = line.split(' - ');
+    const f = (pre ?? '').split(' ');
+    const flag = (f[5] ?? '').split(',')[0] === 'ro' ? 'ro' : 'rw';
+    out.set(unescape(f[4] ?? ''), { flag, root: unescape(f[3] ?? ''), devno: f[2] ?? '', fstype: (post ?? '').split(' ')[0] ?? '' });
+  }
+  return out;
+}
