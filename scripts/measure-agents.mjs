@@ -22,21 +22,6 @@ if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs: expected a pos
 const which = arg('runtime', 'both');
 const runtimes = which === 'both' ? ['codex', 'claude'] : [which];
 
-const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sandbox-measure-'));
-const ledger = path.join(dir, 'ledger.jsonl');
-try {
-  for (let i = 1; i <= runs; i++) {
-    for (const runtime of runtimes) {
-      process.stderr.write(`measure: ${runtime} run ${i}/${runs}\n`);
-      execFileSync('bash', [path.join(repo, 'scripts/demo.sh'), '--runtime', runtime, '--ledger', ledger], { stdio: ['ignore', 'ignore', 'inherit'] });
-    }
-  }
-  const lines = readFileSync(ledger, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  process.stdout.write(report(lines));
-} finally {
-  rmSync(dir, { recursive: true, force: true });
-}
-
 function stats(values) {
   const v = [...values].sort((a, b) => a - b);
   return { min: v[0], median: v[Math.floor((v.length - 1) / 2)], max: v[v.length - 1] };
@@ -83,4 +68,19 @@ function report(lines) {
   const limits = deriveLimits(all);
   out.push('', `Derived defaults: memory ${limits.memory}, memory-swap ${limits.memorySwap}, pids ${limits.pids}, cpus ${limits.cpus}, cpu-shares ${limits.cpuShares}`, '');
   return `${out.join('\n')}\n`;
+}
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sandbox-measure-'));
+const ledger = path.join(dir, 'ledger.jsonl');
+try {
+  for (let i = 1; i <= runs; i++) {
+    for (const runtime of runtimes) {
+      process.stderr.write(`measure: ${runtime} run ${i}/${runs}\n`);
+      execFileSync('bash', [path.join(repo, 'scripts/demo.sh'), '--runtime', runtime, '--ledger', ledger], { stdio: ['ignore', 'ignore', 'inherit'] });
+    }
+  }
+  const lines = readFileSync(ledger, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  process.stdout.write(report(lines));
+} finally {
+  rmSync(dir, { recursive: true, force: true });
 }
