@@ -5,7 +5,6 @@
  * exits; only `runTool` (called by the bin shim) does.
  */
 import type { Static, TSchema } from '@sinclair/typebox';
-import yargs from 'yargs';
 import { ExitCode } from './exit-codes.js';
 import { parseJsonDocument, validateDocument } from './json-input.js';
 import { ToolError, toErrorDocument } from './tool-error.js';
@@ -83,7 +82,70 @@ function kebabToCamel(flag: string): string {
   return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
-function buildParser(tool: ToolSpec, argv: string[]) {
+type Parsed = Record<string, unknown> & { _: (string | number)[]; '--'?: (string | number)[] };
+
+/**
+ * The common invocation without yargs (loading and configuring it costs about as much as
+ * node's own start): `[command] (--flag value | --flag=value | --boolean)... [-- rest...]`,
+ * each flag one this command declares, given once. Anything else (--help, short flags,
+ * positionals, array flags, a value starting with "-" or empty, a boolean followed by
+ * true/false, a number that is not plain digits) returns undefined and yargs parses it, so
+ * every help text and refusal stays yargs' own. The result has the shape yargs gives.
+ */
+export function fastParse(tool: ToolSpec, argv: string[]): Parsed | undefined {
+  const end = argv.indexOf('--');
+  const head = end < 0 ? argv : argv.slice(0, end);
+  let command = tool.commands.find((c) => c.name === '$0');
+  let i = 0;
+  const first = head[0];
+  if (first !== undefined && !first.startsWith('-')) {
+    command = tool.commands.find((c) => c.name === first && c.name !== '$0');
+    i = 1;
+  }
+  if (!command) return undefined;
+  const types = new Map<string, string>();
+  for (const f of command.flags ?? []) types.set(f.flag, f.type === 'json' ? 'string' : f.type);
+  for (const o of command.options ?? []) types.set(o.flag, o.type);
+  const parsed: Parsed = { _: command.name === '$0' ? [] : [command.name] };
+  for (; i < head.length; i += 1) {
+    const token = head[i]!;
+    if (!token.startsWith('--')) return undefined;
+    const eq = token.indexOf('=');
+    const flag = token.slice(2, eq < 0 ? undefined : eq);
+    const type = types.get(flag);
+    if (type === undefined || type === 'array' || flag === 'help' || Object.hasOwn(parsed, flag)) return undefined;
+    if (type === 'boolean') {
+      const next = head[i + 1];
+      if (eq >= 0 || next === 'true' || next === 'false') return undefined;
+      parsed[flag] = true;
+      continue;
+    }
+    const value = eq < 0 ? head[(i += 1)] : token.slice(eq + 1);
+    if (value === undefined || value === '' || value.startsWith('-')) return undefined;
+    if (type === 'number' && !/^(0|[1-9][0-9]{0,14})$/.test(value)) return undefined;
+    parsed[flag] = type === 'number' ? Number(value) : value;
+  }
+  for (const o of command.options ?? []) if (o.default !== undefined && !Object.hasOwn(parsed, o.flag)) parsed[o.flag] = o.default;
+  if (end >= 0) parsed['--'] = argv.slice(end + 1);
+  return parsed;
+}
+
+/** yargs, loaded only when the fast path declines (help, refusals, unusual argv). */
+export async function yargsParse(tool: ToolSpec, argv: string[]): Promise<{ parsed: Parsed; help: string }> {
+  const { default: yargs } = await import('yargs');
+  return await new Promise((resolve, reject) => {
+    try {
+      buildParser(yargs, tool, argv).parse(argv, {}, (err: Error | undefined, args: unknown, output: string) => {
+        if (err) reject(err instanceof ToolError ? err : new ToolError('usage', 'bad-flag', err.message));
+        resolve({ parsed: args as Parsed, help: output });
+      });
+    } catch (err) {
+      reject(err);
+    }
+  });
+}
+
+function buildParser(yargs: typeof import('yargs').default, tool: ToolSpec, argv: string[]) {
   let parser = yargs(argv)
     .scriptName(tool.name)
     .usage(`${tool.name}: ${tool.summary}`)
@@ -140,19 +202,8 @@ async function assembleInput(command: CommandSpec, parsed: Record<string, unknow
 /** Runs one tool invocation; returns what to print and the exit code. */
 export async function main(tool: ToolSpec, argv: string[], io: MainIo): Promise<MainResult> {
   try {
-    let help = '';
-    type Parsed = Record<string, unknown> & { _: (string | number)[]; '--'?: (string | number)[] };
-    const parsed = await new Promise<Parsed>((resolve, reject) => {
-      try {
-        buildParser(tool, argv).parse(argv, {}, (err: Error | undefined, args: unknown, output: string) => {
-          if (err) reject(err instanceof ToolError ? err : new ToolError('usage', 'bad-flag', err.message));
-          help = output;
-          resolve(args as Parsed);
-        });
-      } catch (err) {
-        reject(err);
-      }
-    });
+    const fast = fastParse(tool, argv);
+    const { parsed, help } = fast ? { parsed: fast, help: '' } : await yargsParse(tool, argv);
     if (help) return { output: help.endsWith('\n') ? help : `${help}\n`, exitCode: 0 };
 
     const sub = String(parsed._[0] ?? '');

@@ -5,11 +5,11 @@
  * There is no branch that runs the agent outside a container: the agent's argv only ever
  * travels inside the run plan given to sandbox-run.
  */
-import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ExitCode, ToolError, toErrorDocument } from '@agent-sandbox/shared';
+import { ExitCode, ToolError, procStatusField, toErrorDocument } from '@agent-sandbox/shared';
 import type { HostEntry, LedgerLine, SessionLimits, SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox';
-import type { Cores, RunHooks } from './cores.js';
+import type { Cores, NnpProbe, RunHooks } from './cores.js';
 import { loadRegistry, pickHost, readMachineId } from './hosts.js';
 import { appendLedger, ledgerExit } from './ledger.js';
 import { checkImage, checkLimitsEnforceable, checkNoNewPrivs, checkRecursion, containmentMode, readHostFacts } from './preflight.js';
@@ -154,7 +154,7 @@ export async function runLocal(
   where: { hostName: string; containment: NonNullable<LedgerLine['containment']> },
 ): Promise<LocalResult> {
   const startedAt = new Date().toISOString();
-  const probe = await cores.probe();
+  const probe = await probeNoNewPrivs(cores);
   const { reexec } = checkNoNewPrivs(probe);
   if (reexec) {
     // NoNewPrivs 1 with a working user manager: run this same command again through
@@ -231,6 +231,23 @@ export async function runLocal(
     ...(log ? { logPath: log.file } : {}),
   });
   return { exitCode: run.exitCode, sessionId: plan.sessionId, line };
+}
+
+/**
+ * nnp-probe's full probe (it also asks systemd-run and loginctl about the user manager: two
+ * processes) only when /proc/self/status says NoNewPrivs is not 0. With NoNewPrivs 0 there is
+ * no handoff to make, so the user manager does not matter. Anything but a readable "0" takes
+ * the full probe, which reports (or refuses) on its own.
+ */
+async function probeNoNewPrivs(cores: Cores): Promise<NnpProbe> {
+  let status: string | undefined;
+  try {
+    status = procStatusField('NoNewPrivs', readFileSync('/proc/self/status', 'utf8'));
+  } catch {
+    status = undefined;
+  }
+  if (status === '0') return { ok: true, noNewPrivs: false, reexec: false, userManager: {} };
+  return await cores.probe();
 }
 
 function exitNameOf(code: number) {

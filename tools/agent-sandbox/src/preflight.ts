@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { execa } from 'execa';
 import { ExitCode, ToolError, cgroupMode, ociRuntime, type CgroupMode } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
+import { imageInStorage, realHostProbe } from '@agent-sandbox/sandbox-run';
 import type { DoctorCheck } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { NnpProbe } from './cores.js';
 
@@ -115,8 +116,13 @@ export async function checkPodman(): Promise<string> {
   return out.stdout.trim();
 }
 
-/** The image exists locally (no registry is reachable, so nothing is pulled): 82 otherwise. */
+/**
+ * The image exists locally (no registry is reachable, so nothing is pulled): 82 otherwise.
+ * podman's own images.json is read first (sandbox-run's imageInStorage, well under a
+ * millisecond); only "present" is trusted there, anything else asks `podman image exists`.
+ */
 export async function checkImage(image: string): Promise<void> {
+  if (imageInStorage(image, realHostProbe()) === 'present') return;
   const out = await runPodman(['image', 'exists', image], { expect: 'any', timeoutMs: 30_000 });
   if (out.exitCode === 1) throw new ToolError('imageAbsent', 'image-absent', `image ${image} is not present on this node; build it with \`bash image/build-all.sh\``);
   if (out.exitCode !== 0) throw new ToolError('startFailed', 'podman-broken', `podman image exists ${image} failed (exit ${out.exitCode}): ${out.stderr.trim().split('\n').pop()}`);

@@ -102,7 +102,9 @@ export async function composePlan(options: SessionOptions, cores: Cores, stage: 
     interactive: options.interactive,
     workdir: mounts.workdir,
     user: '1000:1000',
-    remove: false,
+    // podman run --rm: attribution reads only what outlives the container (exit status, the
+    // parent cgroup, the kernel and event logs), so no second podman process removes it.
+    remove: true,
   };
   const argv = await cores.buildRunArgv(runPlan);
   const identity = credentials.identity as { account?: string } | undefined;
@@ -133,8 +135,8 @@ export interface SessionRun {
 
 /**
  * Runs a composed plan: a caller-owned parent cgroup for attribution, a sampler for peaks,
- * sandbox-run's runPlan (the container is gone when it returns), attribution captured while
- * the container still exists. Staged credential copies are removed on every path.
+ * sandbox-run's runPlan (`podman run --rm`: the container is gone when it returns), then
+ * attribution from what outlives the container (podman-attrib's common path, no podman process). Staged credential copies are removed on every path.
  */
 export async function runComposed(plan: SessionPlan, cores: Cores, stdio: RunHooks['stdio'], env: NodeJS.ProcessEnv): Promise<SessionRun> {
   const home = plan.layout.home;
@@ -143,22 +145,17 @@ export async function runComposed(plan: SessionPlan, cores: Cores, stdio: RunHoo
   try {
     const sampler = await cores.startSampler(prepared);
     const runPlan: RunPlan = { ...plan.runPlan, cgroupParent: prepared.cgroupParent };
-    let attribution: Attribution | undefined;
     let outcome: RunOutcome;
     let sampled: Attribution['peak'] | undefined;
     try {
       outcome = await cores.runPlan(runPlan, {
         stdio,
         env: podmanEnv({ ...env, AGENT_SANDBOX_SESSION: plan.sessionId }, plan.runPlan.env),
-        beforeRemove: async ({ containerName, exitCode }) => {
-          sampled = await sampler.stop();
-          attribution = await cores.attributeEnd({ prepared, sessionId: plan.sessionId, containerName, exitCode, ...(sampled ? { sampled } : {}) });
-        },
       });
     } finally {
-      sampled ??= await sampler.stop();
+      sampled = await sampler.stop();
     }
-    attribution ??= await cores.attributeEnd({
+    const attribution = await cores.attributeEnd({
       prepared,
       sessionId: plan.sessionId,
       containerName: outcome.containerName,
