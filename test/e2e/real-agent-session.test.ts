@@ -10,7 +10,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { validateDocument } from '@agent-sandbox/shared';
 import { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
-import { agentArgs, agentsImage, credentialPath, demoSteps, ensureAgentsImage, hostGit, realSession, type RealRuntime } from './fixtures/real-agent-session.js';
+import { agentArgs, agentsImage, credentialPath, demoSteps, ensureAgentsImage, hostGit, measuredLimitFlags, realSession, type RealRuntime } from './fixtures/real-agent-session.js';
 
 t.before(ensureAgentsImage);
 
@@ -29,7 +29,8 @@ for (const row of rows) {
     t.equal(version.exitCode, 0, version.stderr);
     t.match(version.stdout.trim(), row.version, `the image's ${row.runtime} binary runs and reports its pinned version`);
 
-    const out = await s.run(['run', ...s.launcherFlags, '--', ...agentArgs(row.runtime)]);
+    // Under the defaults derived from the measurements (scripts/measure-agents.mjs).
+    const out = await s.run(['run', ...s.launcherFlags, ...measuredLimitFlags, '--', ...agentArgs(row.runtime)]);
     t.equal(out.exitCode, 0, `the agent exited 0\n${out.stderr.slice(-3000)}`);
 
     // The agent's edit, in the host's worktree.
@@ -59,7 +60,16 @@ for (const row of rows) {
     t.equal(lines.length, 2, 'one ledger line per session (--version, then the task)');
     const line = lines[1];
     t.doesNotThrow(() => validateDocument(LedgerLine, line, 'ledger'), 'the ledger line matches its schema');
-    t.match(line, { sessionId: s.id, runtime: row.runtime, image: agentsImage, outcome: 'ran', reason: 'exited', exitCode: 0, evidence: { network: s.server.network } });
+    t.match(line, {
+      sessionId: s.id,
+      runtime: row.runtime,
+      image: agentsImage,
+      limits: { memory: '4g', memorySwap: '4g', pids: 512, cpus: 2, cpuShares: 512 },
+      outcome: 'ran',
+      reason: 'exited',
+      exitCode: 0,
+      evidence: { network: s.server.network },
+    });
     t.ok(line.peak.memoryBytes > 10 * 1024 * 1024, `peak memory measured: ${line.peak.memoryBytes} B`);
     t.ok(line.peak.pids >= 3, `peak pids measured: ${line.peak.pids}`);
     t.ok(line.peak.cpuSeconds > 0, `CPU seconds measured: ${line.peak.cpuSeconds}`);
