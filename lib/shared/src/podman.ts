@@ -4,6 +4,8 @@
  * failure. (From podman's own system tests: every call through one helper.)
  */
 import { execa, type Options } from 'execa';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
 import { podmanGlobalArgs } from './host-facts.js';
 import { ToolError } from './tool-error.js';
 
@@ -12,7 +14,10 @@ export interface PodmanCall {
   expect?: number[] | 'any';
   timeoutMs?: number;
   input?: string;
+  /** The whole environment podman gets; default: podmanEnv(process.env, passEnv). */
   env?: Record<string, string | undefined>;
+  /** Names copied from our environment into podman's (values `--env NAME` forwards). */
+  passEnv?: string[];
   /** Passed through to execa (stdio, cwd, ...). */
   execa?: Options;
 }
@@ -24,7 +29,50 @@ export interface PodmanResult {
   argv: string[];
 }
 
-export const podmanBinary = process.env['AGENT_SANDBOX_PODMAN'] ?? 'podman';
+/**
+ * Where podman and the tools it runs are looked up: the system's directories, never a
+ * directory an agent could put first on PATH.
+ */
+export const systemPath = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/**
+ * Variables podman itself reads that change what runs or where. Measured here:
+ * CONTAINERS_CONF naming a script as "runc" makes `podman --runtime runc run` execute that
+ * script on the host. None of these reach podman (podmanEnv builds its env from an allowlist);
+ * the launcher also drops them from its own environment at start.
+ */
+export const podmanConfigVariables = [
+  'CONTAINERS_CONF',
+  'CONTAINERS_CONF_OVERRIDE',
+  'CONTAINERS_STORAGE_CONF',
+  'CONTAINERS_REGISTRIES_CONF',
+  'CONTAINER_HOST',
+  'CONTAINER_CONNECTION',
+  'CONTAINER_SSHKEY',
+  'CONTAINER_PASSPHRASE',
+  'AGENT_SANDBOX_PODMAN',
+];
+
+/**
+ * The environment podman runs with, from an allowlist: HOME and USER from the password
+ * database, PATH the system's, XDG_RUNTIME_DIR for rootless, plus the names in `pass`
+ * (the values that `--env NAME` forwards into the container).
+ */
+export function podmanEnv(env: NodeJS.ProcessEnv, pass: readonly string[] = []): NodeJS.ProcessEnv {
+  const info = os.userInfo();
+  const out: NodeJS.ProcessEnv = { PATH: systemPath, HOME: info.homedir, USER: info.username, LOGNAME: info.username };
+  const runtimeDir = `/run/user/${info.uid}`;
+  if (info.uid !== 0 && existsSync(runtimeDir)) out['XDG_RUNTIME_DIR'] = runtimeDir;
+  for (const name of pass) if (env[name] !== undefined) out[name] = env[name];
+  return out;
+}
+
+/** The podman binary: found in the system directories only; no variable can name another. */
+export const podmanBinary =
+  systemPath
+    .split(':')
+    .map((dir) => `${dir}/podman`)
+    .find((candidate) => existsSync(candidate)) ?? 'podman';
 
 export async function runPodman(args: string[], call: PodmanCall = {}): Promise<PodmanResult> {
   const argv = [...podmanGlobalArgs(), ...args];
@@ -32,8 +80,9 @@ export async function runPodman(args: string[], call: PodmanCall = {}): Promise<
     reject: false,
     timeout: call.timeoutMs ?? 120_000,
     ...(call.input === undefined ? {} : { input: call.input }),
-    ...(call.env ? { env: call.env } : {}),
     ...(call.execa ?? {}),
+    env: call.env ?? podmanEnv(process.env, call.passEnv),
+    extendEnv: false,
   });
   const exitCode = typeof result.exitCode === 'number' ? result.exitCode : -1;
   const out: PodmanResult = {

@@ -93,8 +93,8 @@ export async function runPlan(plan: RunPlan | ResolvedPlan, hooks: RunHooks = {}
     const running = runPodman(buildRunArgs(resolved, facts), {
       expect: 'any',
       timeoutMs: 0,
-      ...(hooks.env ? { env: hooks.env } : {}),
-      execa: { stdio: hooks.stdio ?? 'inherit', cancelSignal: aborter.signal, ...(hooks.env ? { extendEnv: false } : {}) },
+      ...(hooks.env ? { env: hooks.env } : { passEnv: resolved.env }),
+      execa: { stdio: hooks.stdio ?? 'inherit', cancelSignal: aborter.signal },
     });
     hooks.onStart?.({ containerName: name, argv, startedAt });
     result = await running;

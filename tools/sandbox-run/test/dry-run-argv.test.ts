@@ -1,6 +1,7 @@
 // --dry-run prints the exact podman argv for a plan and starts nothing.
 import t from 'tap';
 import { runBin, containerName, leakedContainers } from '@agent-sandbox/testkit';
+import { podmanBinary } from '@agent-sandbox/shared/podman';
 import { buildRunArgv, defaultLimits, type RunFacts } from '../dist/index.js';
 
 const busybox = 'localhost/agent-sandbox-busybox:latest';
@@ -27,7 +28,7 @@ t.test('the dry-run argv is exactly the hardening flags, the limits, the mounts 
   t.same(out.json, {
     ok: true,
     argv: [
-      'podman', '--runtime', 'runc', 'run', '--rm', '--name', name, '--pull=never', '--interactive',
+      podmanBinary, '--runtime', 'runc', 'run', '--rm', '--name', name, '--pull=never', '--interactive',
       '--cap-drop=ALL', '--security-opt=no-new-privileges', '--network=none',
       '--pids-limit=64', '--memory=536870912', '--memory-swap=1073741824', '--cpus=0.5', '--cpu-shares=256',
       '--ulimit=nofile=4096:4096', '--ulimit=nproc=4096:4096', '--log-driver=none', '--user=1000:1000',

@@ -6,7 +6,7 @@ import { execa } from 'execa';
 import { appendFile, readFile, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { runBin, tempDir, repoRoot } from '@agent-sandbox/testkit';
+import { runBin, tempDir, repoRoot, binPath } from '@agent-sandbox/testkit';
 import { cgroupMode } from '@agent-sandbox/shared';
 import { preflight, realHostProbe, type HostProbe } from '../dist/index.js';
 
@@ -38,12 +38,37 @@ t.test('a mount source that does not exist exits 86 and creates nothing', async 
   t.notOk(existsSync(`${dir}/missing`), 'the source was not created');
 });
 
-t.test('no podman on PATH exits 83 naming podman', async (t) => {
+t.test('no podman in the system directories exits 83 naming podman', async (t) => {
+  if (process.getuid?.() !== 0) return t.skip('needs root for a private mount namespace');
+  // Hide the real podman in a private mount namespace: /dev/null bound over it is not executable.
+  const out = await execa('unshare', ['--mount', '--propagation', 'private', 'sh', '-c',
+    'mount --bind /dev/null "$(command -v podman)" && exec "$@"', 'sh', binPath('sandbox-run')], {
+    input: JSON.stringify({ image: busybox, sessionId: 'nopodman', limits, command: ['true'] }),
+    reject: false,
+  });
+  t.equal(out.exitCode, 83, String(out.stderr));
+  t.equal(JSON.parse(String(out.stdout)).error.code, 'podman-missing');
+});
+
+t.test('a podman put first on PATH is never the one that runs', async (t) => {
   const bin = await tempDir(t, 'sandbox-run-path-');
+  const marker = `${bin}/fake-podman-ran`;
+  await writeFile(`${bin}/podman`, `#!/bin/sh\ntouch ${marker}\nexit 0\n`, { mode: 0o755 });
   await symlink(process.execPath, `${bin}/node`);
-  const out = await runBin('sandbox-run', [], { input: { image: busybox, sessionId: 'nopodman', limits, command: ['true'] }, env: { PATH: bin } });
-  t.equal(out.exitCode, 83, out.stderr);
-  t.equal(out.json.error.code, 'podman-missing');
+  // A containers.conf that swaps runc for the fake: if CONTAINERS_CONF reached podman, it would run.
+  await writeFile(`${bin}/containers.conf`, `[engine.runtimes]\nrunc = ["${bin}/podman"]\n`);
+  const out = await runBin('sandbox-run', ['--dry-run'], {
+    input: { image: busybox, sessionId: 'fakepath', limits, command: ['true'] },
+    env: { PATH: `${bin}:/usr/bin:/bin`, AGENT_SANDBOX_PODMAN: `${bin}/podman` },
+  });
+  t.equal(out.exitCode, 0, out.stderr);
+  t.match(out.json.argv[0], /^\/(usr\/)?(local\/)?s?bin\/podman$/, 'podman comes from the system directories');
+  const real = await runBin('sandbox-run', [], {
+    input: { image: busybox, sessionId: `fakepath-${randomBytes(3).toString('hex')}`, limits, command: ['true'] },
+    env: { PATH: `${bin}:/usr/bin:/bin`, AGENT_SANDBOX_PODMAN: `${bin}/podman`, CONTAINERS_CONF: `${bin}/containers.conf` },
+  });
+  t.equal(real.exitCode, 0, real.stderr);
+  t.notOk(existsSync(marker), 'the fake podman never ran');
 });
 
 // ---- the real rootless refusal: a throwaway user with subordinate ids ----
