@@ -9,6 +9,7 @@ import t from 'tap';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { validateDocument } from '@agent-sandbox/shared';
+import { runPodman } from '@agent-sandbox/shared/podman';
 import { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import { agentArgs, agentsImage, credentialPath, demoSteps, ensureAgentsImage, hostGit, measuredLimitFlags, realSession, type RealRuntime } from './fixtures/real-agent-session.js';
 
@@ -30,7 +31,16 @@ for (const row of rows) {
     t.match(version.stdout.trim(), row.version, `the image's ${row.runtime} binary runs and reports its pinned version`);
 
     // Under the defaults derived from the measurements (scripts/measure-agents.mjs).
-    const out = await s.run(['run', ...s.launcherFlags, ...measuredLimitFlags, '--', ...agentArgs(row.runtime)]);
+    const running = s.run(['run', ...s.launcherFlags, ...measuredLimitFlags, '--', ...agentArgs(row.runtime)]);
+    // While the session runs: the container's whole configuration, as podman reports it.
+    let inspect = '';
+    for (let i = 0; i < 100 && inspect === ''; i++) {
+      const r = await runPodman(['container', 'inspect', `agent-sandbox-${s.id}`], { expect: 'any' });
+      if (r.exitCode === 0) inspect = r.stdout;
+      else await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const out = await running;
+    t.match(inspect, /"Name": "agent-sandbox-/, 'podman inspect was read while the session ran');
     t.equal(out.exitCode, 0, `the agent exited 0\n${out.stderr.slice(-3000)}`);
 
     // The agent's edit, in the host's worktree.
@@ -83,6 +93,7 @@ for (const row of rows) {
       ['stderr', out.stderr + version.stderr],
       ['the ledger', readFileSync(s.ledger, 'utf8')],
       ['the podman argv and plan', plan.stdout],
+      ['podman inspect of the running container', inspect],
       ['the model server record', readFileSync(path.join(s.base, 'model-requests.jsonl'), 'utf8')],
     ] as const) {
       t.notOk(text.includes(s.canary), `the canary is not in ${what}`);
