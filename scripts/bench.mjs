@@ -99,7 +99,7 @@ function worktreeWorkspaces(root, prefix, count) {
   return ids;
 }
 const flags = (root, id, ledger = path.join(base, 'state', 'ledger.jsonl')) => [
-  '--runtime', 'codex', '--workspace', id, '--root', root, '--ledger', ledger, '--memory', '256m', '--pids', '64',
+  '--runtime', 'codex', '--workspace', id, '--root', root, '--ledger', ledger, '--memory', '256m', '--pids', '64', '--image', image,
 ];
 const launcher = (sub, root, id, extra = [], rest = []) => () =>
   timed(bin('agent-sandbox'), [sub, ...flags(root, id), ...extra, '--agent-bin', 'true', '--', ...rest], { env });
@@ -127,7 +127,15 @@ function processesOf(cmd, argv) {
   return counts;
 }
 
+// The bins run their bundle only while it is fresh (lib/shared/src/bin-entry.ts): make them so,
+// as `pnpm build` does last, and say which entry each bin runs.
+spawnSync(process.execPath, [path.join(repo, 'scripts', 'bundle-bins.mjs')], { stdio: 'ignore' });
+const { binEntry } = await import(path.join(repo, 'lib', 'shared', 'dist', 'bin-entry.js'));
+const tools = ['path-guard', 'cred-stage', 'mount-plan', 'nnp-probe', 'sandbox-run', 'podman-attrib', 'agent-unsafe', 'agent-sandbox'];
+results.entries = Object.fromEntries(tools.map((t) => [t, path.basename(binEntry(bin(t), t))]));
 console.log(`agent-sandbox bench: ${runs} runs per case, medians; load average at start ${(results.loadavg.start = loadavg())}; ${process.version}, ${spawnSync('nproc').stdout.toString().trim()} CPUs`);
+
+console.log(`entries: ${Object.entries(results.entries).map(([t, e]) => `${t} ${e.endsWith('.bundle.mjs') ? 'bundle' : e}`).join(', ')}`);
 
 // ---- 1: a session vs a bare podman run ----
 if (only.has('1')) {

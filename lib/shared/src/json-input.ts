@@ -1,5 +1,5 @@
 import type { Static, TSchema } from '@sinclair/typebox';
-import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
+import { Errors, ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { ToolError } from './tool-error.js';
 
 /** Larger documents are refused rather than buffered: no contract needs more. */
@@ -56,7 +56,7 @@ function toToolError(error: ValueError, root: string): ToolError {
  * error (80) whose message starts with the field's name: `input.limits.pids: ...`.
  */
 export function validateDocument<S extends TSchema>(schema: S, value: unknown, root = 'input'): Static<S> {
-  const first = Value.Errors(schema, value).First();
+  const first = Errors(schema, value).First();
   if (first) throw toToolError(first, root);
   return value as Static<S>;
 }
