@@ -10,13 +10,19 @@ import type { ContainmentMode, RuntimeName, SessionLimits } from '@agent-sandbox
 import type { Attribution, Cores, CredentialPlan, MountPlan, RunHooks, RunOutcome, RunPlan } from './cores.js';
 import { runtimeRow } from './runtimes.js';
 import { podmanEnv } from './podman-env.js';
+import { defaultLimits as sandboxRunDefaultLimits } from '@agent-sandbox/sandbox-run';
 import { prepareHome, scrubInstalled } from './session-home.js';
 import { resolveLayout, type SessionLayout } from './session-layout.js';
 
-export const defaultImage = 'localhost/agent-sandbox:latest';
+/** The session image with the real agent CLIs (image/Containerfile.agents). */
+export const defaultImage = 'localhost/agent-sandbox-agents:latest';
 
-/** Defaults from the spec (sandbox-run today); to be replaced by measured figures. */
-export const defaultLimits: SessionLimits = { memory: '12g', memorySwap: '12g', pids: 512, cpus: 4, cpuShares: 256 };
+/** sandbox-run's defaults, measured from real agent sessions (scripts/measure-agents.mjs; README). */
+export const defaultLimits: SessionLimits = {
+  ...sandboxRunDefaultLimits,
+  memory: String(sandboxRunDefaultLimits.memory),
+  memorySwap: String(sandboxRunDefaultLimits.memorySwap),
+};
 
 export interface SessionOptions {
   runtime: RuntimeName;

@@ -23,7 +23,7 @@ for (const status of [0, 7, 143]) {
       account: 'default',
       host: 'local',
       containment: 'podman-rootful',
-      image: 'localhost/agent-sandbox:latest',
+      image: 'localhost/agent-sandbox-agents:latest', // the default: the image with the real agent CLIs
       limits: { memory: '256m', memorySwap: '256m', pids: 64 },
       exitCode: status,
       outcome: 'ran',

@@ -9,11 +9,11 @@ import { RunPlan, type RunLimits } from '@agent-sandbox/shared/schemas/sandbox-r
 
 /** The spec's old sandbox-run defaults (memory 12g, pids 512, cpus 4, cpu-shares 256); a later issue measures real ones. */
 export const defaultLimits: Readonly<RunLimits> = Object.freeze({
-  memory: '12g',
-  memorySwap: '12g',
+  memory: '4g',
+  memorySwap: '4g',
   pids: 512,
-  cpus: 4,
-  cpuShares: 256,
+  cpus: 2,
+  cpuShares: 512,
 });
 
 /** The image's agent user; with --cap-drop=ALL nothing inside can switch users, so we start as it. */

@@ -79,8 +79,8 @@ t.test('a rootless caller gets --userns=keep-id; a rootful one does not', async 
   t.notOk(buildRunArgv(plan, { ...rootfulV1, cgroupMode: 'v2', runtime: undefined }).includes('--runtime'), 'cgroup v2 uses podman\'s default runtime');
 });
 
-t.test('the default limits are the spec\'s old sandbox-run defaults', async (t) => {
-  t.same(defaultLimits, { memory: '12g', memorySwap: '12g', pids: 512, cpus: 4, cpuShares: 256 });
+t.test('the default limits are the ones measured from real agent sessions (README: rule and figures)', async (t) => {
+  t.same(defaultLimits, { memory: '4g', memorySwap: '4g', pids: 512, cpus: 2, cpuShares: 512 });
   const argv = buildRunArgv({ image: busybox, sessionId: 'd', limits: defaultLimits }, rootfulV1);
-  t.ok(argv.includes(`--memory=${12 * 1024 ** 3}`) && argv.includes('--pids-limit=512') && argv.includes('--cpus=4'));
+  t.ok(argv.includes(`--memory=${4 * 1024 ** 3}`) && argv.includes('--pids-limit=512') && argv.includes('--cpus=2'));
 });
