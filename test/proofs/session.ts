@@ -96,3 +96,39 @@ export function parseMountinfo(text: string): Map<string, { flag: 'ro' | 'rw'; r
   }
   return out;
 }
+
+/**
+ * A parent cgroup name for --cgroup-parent; podman creates it (and conmon's child) in every
+ * hierarchy, and it outlives the container, so the host can read the container's counters.
+ * Removed depth first at teardown.
+ */
+export function cgroupParent(t: Teardown, label: string): string {
+  const name = `/astest-${label}-${randomBytes(4).toString('hex')}`;
+  t.teardown(async () => {
+    const { readdir, rmdir } = await import('node:fs/promises');
+    const removeTree = async (dir: string): Promise<void> => {
+      let entries: import('node:fs').Dirent[];
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const e of entries) if (e.isDirectory()) await removeTree(`${dir}/${e.name}`);
+      await rmdir(dir).catch(() => undefined);
+    };
+    for (const hierarchy of await readdir('/sys/fs/cgroup')) await removeTree(`/sys/fs/cgroup/${hierarchy}${name}`);
+    await removeTree(`/sys/fs/cgroup${name}`);
+  });
+  return name;
+}
+
+/** The container's cgroup directory under a parent in one v1 hierarchy (libpod-<id>), if it exists now. */
+export async function containerCgroup(hierarchy: string, parent: string): Promise<string | undefined> {
+  const { readdir } = await import('node:fs/promises');
+  try {
+    const entry = (await readdir(`/sys/fs/cgroup/${hierarchy}${parent}`)).find((e) => /^libpod-[0-9a-f]{64}$/.test(e));
+    return entry ? `/sys/fs/cgroup/${hierarchy}${parent}/${entry}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
