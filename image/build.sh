@@ -30,7 +30,10 @@ here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 IMAGE=${AGENT_SANDBOX_IMAGE:-localhost/agent-sandbox:latest}
 BASE=${AGENT_SANDBOX_BASE_IMAGE:-localhost/agent-sandbox-base:bookworm}
 CRED_STAGE=$here/build/bin/cred-stage
-[ -f "$CRED_STAGE" ] || CRED_STAGE=$here/build/cred-stage
+# Without cred-stage the entrypoint refuses every credentialed session (85): an image built
+# without it is useless, so refuse to build one rather than replace a good image with it.
+[ -f "$CRED_STAGE" ] ||
+  as_die "$CRED_STAGE is missing: run \`pnpm run build\` first (it bundles cred-stage for the image)"
 
 as_need podman mktemp
 as_need_root
@@ -47,9 +50,7 @@ trap 'exit 143' TERM
 install -m 0644 "$here/Containerfile" "$ctx/Containerfile"
 install -m 0755 "$here/entrypoint.sh" "$ctx/entrypoint.sh"
 mkdir -p "$ctx/build/bin"
-if [ -f "$CRED_STAGE" ]; then
-  install -m 0755 "$CRED_STAGE" "$ctx/build/bin/cred-stage"
-fi
+install -m 0755 "$CRED_STAGE" "$ctx/build/bin/cred-stage"
 
 before=$(as_image_id "$IMAGE")
 log=$ctx/podman-build.log
@@ -65,8 +66,7 @@ if ! podman --runtime runc build \
 fi
 after=$(as_image_id "$IMAGE")
 
-what="no cred-stage: image/build/cred-stage not built yet"
-[ -f "$CRED_STAGE" ] && what="with cred-stage"
+what="with cred-stage"
 if [ -n "$before" ] && [ "$before" = "$after" ]; then
   as_cached "$IMAGE is up to date (cached; $what)"
 else
