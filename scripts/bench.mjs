@@ -29,6 +29,8 @@ const tag = `bench${process.pid}`;
 const bin = (tool) => path.join(repo, 'tools', tool, 'bin', tool);
 const results = { runs, loadavg: {}, sections: {} };
 
+// Every case runs in the same small environment (a NODE_EXTRA_CA_CERTS, for one, costs node ~20 ms at start).
+const baseEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -40,7 +42,7 @@ const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 
 /** Runs one command to completion; returns wall milliseconds (spawn to exit) and its status. */
 function timed(cmd, argv, { input, env, expect = [0] } = {}) {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(cmd, argv, { input: input ?? '', env: env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
+  const r = spawnSync(cmd, argv, { input: input ?? '', env: env ?? baseEnv, stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
   const wall = Number(process.hrtime.bigint() - t0) / 1e6;
   if (expect !== 'any' && !expect.includes(r.status)) {
     throw new Error(`${cmd} ${argv.join(' ')}: exit ${r.status ?? r.signal}, expected ${expect}\n${String(r.stderr).slice(-2000)}`);
@@ -68,7 +70,7 @@ chmodSync(base, 0o755);
 const home = path.join(base, 'home');
 mkdirSync(path.join(home, '.codex'), { recursive: true });
 writeFileSync(path.join(home, '.codex', 'auth.json'), JSON.stringify({ OPENAI_API_KEY: 'bench-not-a-secret' }), { mode: 0o600 });
-const env = { HOME: home, PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
+const env = { ...baseEnv, HOME: home };
 const git = (cwd, ...a) => timed('git', ['-C', cwd, ...a], { env: { ...env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' } });
 
 function makeRoot(name) {
@@ -103,7 +105,7 @@ const flags = (root, id, ledger = path.join(base, 'state', 'ledger.jsonl')) => [
 ];
 const launcher = (sub, root, id, extra = [], rest = []) => () =>
   timed(bin('agent-sandbox'), [sub, ...flags(root, id), ...extra, '--agent-bin', 'true', '--', ...rest], { env });
-const nodeZero = () => timed(process.execPath, ['-e', '0']);
+const nodeZero = () => timed(process.execPath, ['-e', '0'], { env });
 
 function cleanup() {
   spawnSync('sh', ['-c', `podman --runtime runc ps -aq --filter name=agent-sandbox-${tag} | xargs -r podman --runtime runc rm -f >/dev/null 2>&1`]);
@@ -130,7 +132,8 @@ function processesOf(cmd, argv) {
 // The bins run their bundle only while it is fresh (lib/shared/src/bin-entry.ts): make them so,
 // as `pnpm build` does last, and say which entry each bin runs.
 spawnSync(process.execPath, [path.join(repo, 'scripts', 'bundle-bins.mjs')], { stdio: 'ignore' });
-const { binEntry } = await import(path.join(repo, 'lib', 'shared', 'dist', 'bin-entry.js'));
+const entryModule = path.join(repo, 'lib', 'shared', 'dist', 'bin-entry.js');
+const { binEntry } = existsSync(entryModule) ? await import(entryModule) : { binEntry: () => 'dist/cli.js' };
 const tools = ['path-guard', 'cred-stage', 'mount-plan', 'nnp-probe', 'sandbox-run', 'podman-attrib', 'agent-unsafe', 'agent-sandbox'];
 results.entries = Object.fromEntries(tools.map((t) => [t, path.basename(binEntry(bin(t), t))]));
 console.log(`agent-sandbox bench: ${runs} runs per case, medians; load average at start ${(results.loadavg.start = loadavg())}; ${process.version}, ${spawnSync('nproc').stdout.toString().trim()} CPUs`);

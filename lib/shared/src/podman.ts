@@ -7,6 +7,7 @@ import { execa, type Options } from 'execa';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { podmanGlobalArgs } from './host-facts.js';
+import { podmanConfigVariables, systemPath } from './podman-pin.js';
 import { ToolError } from './tool-error.js';
 
 export interface PodmanCall {
@@ -29,29 +30,7 @@ export interface PodmanResult {
   argv: string[];
 }
 
-/**
- * Where podman and the tools it runs are looked up: the system's directories, never a
- * directory an agent could put first on PATH.
- */
-export const systemPath = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
-
-/**
- * Variables podman itself reads that change what runs or where. Measured here:
- * CONTAINERS_CONF naming a script as "runc" makes `podman --runtime runc run` execute that
- * script on the host. None of these reach podman (podmanEnv builds its env from an allowlist);
- * the launcher also drops them from its own environment at start.
- */
-export const podmanConfigVariables = [
-  'CONTAINERS_CONF',
-  'CONTAINERS_CONF_OVERRIDE',
-  'CONTAINERS_STORAGE_CONF',
-  'CONTAINERS_REGISTRIES_CONF',
-  'CONTAINER_HOST',
-  'CONTAINER_CONNECTION',
-  'CONTAINER_SSHKEY',
-  'CONTAINER_PASSPHRASE',
-  'AGENT_SANDBOX_PODMAN',
-];
+export { systemPath, podmanConfigVariables };
 
 /**
  * The environment podman runs with, from an allowlist: HOME and USER from the password

@@ -9,7 +9,7 @@ import { ToolError } from '@agent-sandbox/shared';
 import type { ContainmentMode, RuntimeName, SessionLimits } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { Attribution, Cores, CredentialPlan, MountPlan, RunHooks, RunOutcome, RunPlan } from './cores.js';
 import { runtimeRow } from './runtimes.js';
-import { podmanEnv } from './podman-env.js';
+import { podmanEnv } from '@agent-sandbox/shared/podman';
 import { defaultLimits as sandboxRunDefaultLimits } from '@agent-sandbox/sandbox-run';
 import { prepareHome, scrubInstalled } from './session-home.js';
 import { resolveLayout, type SessionLayout } from './session-layout.js';

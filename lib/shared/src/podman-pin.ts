@@ -1,0 +1,29 @@
+/**
+ * What the launcher pins before anything else loads (its bin shim imports this module first,
+ * so it stays free of dependencies: loading execa first would cost ~0.1 s). Re-exported by
+ * ./podman.ts, which builds podman's environment from the same constants.
+ */
+
+/**
+ * Where podman and the tools it runs are looked up: the system's directories, never a
+ * directory an agent could put first on PATH.
+ */
+export const systemPath = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/**
+ * Variables podman itself reads that change what runs or where. Measured here:
+ * CONTAINERS_CONF naming a script as "runc" makes `podman --runtime runc run` execute that
+ * script on the host. None of these reach podman (podmanEnv builds its env from an allowlist);
+ * the launcher also drops them from its own environment at start.
+ */
+export const podmanConfigVariables = [
+  'CONTAINERS_CONF',
+  'CONTAINERS_CONF_OVERRIDE',
+  'CONTAINERS_STORAGE_CONF',
+  'CONTAINERS_REGISTRIES_CONF',
+  'CONTAINER_HOST',
+  'CONTAINER_CONNECTION',
+  'CONTAINER_SSHKEY',
+  'CONTAINER_PASSPHRASE',
+  'AGENT_SANDBOX_PODMAN',
+];
