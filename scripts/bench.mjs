@@ -3,7 +3,7 @@
 // the same run (medians of interleaved runs, ratios printed, never pass/fail). Needs root (rootful
 // podman, as the launcher tests), the built tools and the agent image. Not part of `pnpm test`.
 //
-//   pnpm bench [--runs N] [--only 1,2,3,4,5] [--json FILE]
+//   pnpm bench [--runs N] [--only 1,2,3,4,5] [--json FILE] [--caller-env]
 //
 // 1 session overhead: `agent-sandbox run -- true` vs bare `podman run --rm` (same argv), podman processes per session
 // 2 each executable's cold start for a typical input vs `node -e 0`
@@ -29,8 +29,10 @@ const tag = `bench${process.pid}`;
 const bin = (tool) => path.join(repo, 'tools', tool, 'bin', tool);
 const results = { runs, loadavg: {}, sections: {} };
 
-// Every case runs in the same small environment (a NODE_EXTRA_CA_CERTS, for one, costs node ~20 ms at start).
-const baseEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
+// Every case runs in the same environment: a small one by default (PATH, LANG, HOME), or the
+// caller's with --caller-env (a NODE_EXTRA_CA_CERTS there costs every node start ~40 ms here).
+const callerEnv = args.includes('--caller-env');
+const baseEnv = callerEnv ? { ...process.env } : { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -136,7 +138,7 @@ const entryModule = path.join(repo, 'lib', 'shared', 'dist', 'bin-entry.js');
 const { binEntry } = existsSync(entryModule) ? await import(entryModule) : { binEntry: () => 'dist/cli.js' };
 const tools = ['path-guard', 'cred-stage', 'mount-plan', 'nnp-probe', 'sandbox-run', 'podman-attrib', 'agent-unsafe', 'agent-sandbox'];
 results.entries = Object.fromEntries(tools.map((t) => [t, path.basename(binEntry(bin(t), t))]));
-console.log(`agent-sandbox bench: ${runs} runs per case, medians; load average at start ${(results.loadavg.start = loadavg())}; ${process.version}, ${spawnSync('nproc').stdout.toString().trim()} CPUs`);
+console.log(`agent-sandbox bench: ${runs} runs per case, medians; load average at start ${(results.loadavg.start = loadavg())}; ${process.version}, ${spawnSync('nproc').stdout.toString().trim()} CPUs; ${callerEnv ? `caller's environment${process.env.NODE_EXTRA_CA_CERTS ? ' (NODE_EXTRA_CA_CERTS set)' : ''}` : 'environment PATH, LANG, HOME only'}`);
 
 console.log(`entries: ${Object.entries(results.entries).map(([t, e]) => `${t} ${e.endsWith('.bundle.mjs') ? 'bundle' : e}`).join(', ')}`);
 
