@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# After the suite: nothing a test made may be left behind. Lists leftover containers, pods,
+# network namespaces and per-session cgroups, and fails when there are any.
+set -uo pipefail
+problems=0
+report() { printf 'leak-check: %s\n' "$*" >&2; problems=$((problems + 1)); }
+
+containers=$(podman --runtime runc ps -a --format '{{.Names}}' 2>/dev/null)
+[ -z "$containers" ] || report "containers left: $(echo "$containers" | tr '\n' ' ')"
+pods=$(podman --runtime runc pod ps --format '{{.Name}}' 2>/dev/null)
+[ -z "$pods" ] || report "pods left: $(echo "$pods" | tr '\n' ' ')"
+netns=$(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^as' || true)
+[ -z "$netns" ] || report "network namespaces left: $(echo "$netns" | tr '\n' ' ')"
+for base in /sys/fs/cgroup/*/agent-sandbox; do
+  [ -d "$base" ] || continue
+  left=$(find "$base" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
+  [ -z "$left" ] || report "session cgroups left under $base: $(echo "$left" | tr '\n' ' ')"
+done
+if [ "$problems" -gt 0 ]; then
+  echo "leak-check: $problems kind(s) of leftovers: a test or a run did not clean up" >&2
+  exit 1
+fi
+echo "leak-check: no containers, pods, network namespaces or session cgroups left" >&2
