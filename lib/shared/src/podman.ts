@@ -3,7 +3,7 @@
  * runtime, a timeout, the expected exit code stated, and the call logged on
  * failure. (From podman's own system tests: every call through one helper.)
  */
-import { execa, type Options } from 'execa';
+import type { Options } from 'execa';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { podmanGlobalArgs } from './host-facts.js';
@@ -55,6 +55,8 @@ export const podmanBinary =
 
 export async function runPodman(args: string[], call: PodmanCall = {}): Promise<PodmanResult> {
   const argv = [...podmanGlobalArgs(), ...args];
+  // Loaded on the first call: a tool that never runs podman (sandbox-run --dry-run) skips it.
+  const { execa } = await import('execa');
   const result = await execa(podmanBinary, argv, {
     reject: false,
     timeout: call.timeoutMs ?? 120_000,
