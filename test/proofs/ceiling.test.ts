@@ -43,7 +43,7 @@ t.test('a fork bomb is held at --pids-limit and the host can still fork during i
   });
   // Wait (from the host) until the bomb is at the ceiling.
   let atCeiling = 0;
-  for (let i = 0; i < 100 && atCeiling < 60; i += 1) {
+  for (let i = 0; i < 200 && atCeiling < 60; i += 1) {
     const dir = await containerCgroup('pids', parent);
     if (dir) atCeiling = await readNumber(`${dir}/pids.current`).catch(() => 0);
     if (atCeiling < 60) await sleep(100);
@@ -121,10 +121,11 @@ t.test('a CPU burner is held to --cpus 0.5 (cgroup cpuacct usage over 3 s, with 
     const cpus = (Number(m[2]) - Number(m[1])) / 1e9 / (Number(m[4]) - Number(m[3]));
     // Three busy loops on this host would use every CPU it has without the quota.
     t.ok(cpus <= 0.6, `inside: ${cpus.toFixed(3)} CPUs used, at most 0.5 + slack`);
-    t.ok(cpus >= 0.3, `inside: ${cpus.toFixed(3)} CPUs used: the burner did burn`);
+    // The lower bound only shows the burner ran (idle is ~0); under other tests' load it can get less than its quota.
+    t.ok(cpus >= 0.2, `inside: ${cpus.toFixed(3)} CPUs used: the burner did burn`);
   }
   t.ok(hostRatio !== undefined, 'the host read the container cgroup while it ran');
-  if (hostRatio !== undefined) t.ok(hostRatio <= 0.6 && hostRatio >= 0.3, `host view: ${hostRatio.toFixed(3)} CPUs`);
+  if (hostRatio !== undefined) t.ok(hostRatio <= 0.6 && hostRatio >= 0.2, `host view: ${hostRatio.toFixed(3)} CPUs`);
 });
 
 t.test('every container is gone afterwards', async (t) => {

@@ -4,7 +4,7 @@
 // writes only where the session may write. (Replaces denial-proofs.sh's mount *count*.)
 import t from 'tap';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { execa } from 'execa';
@@ -16,6 +16,10 @@ await ensureImage(debian);
 const s = await makeSession(t);
 
 // ---- host canaries: a file in the host's root directory and in the host user's home, and a host process ----
+// A run killed before its teardown may have left its canaries; they are this suite's own names.
+for (const [dir, prefix] of [['/', 'astest-hostroot-'], [homedir(), '.astest-hosthome-']] as const) {
+  for (const f of readdirSync(dir).filter((n) => n.startsWith(prefix))) rmSync(`${dir === '/' ? '' : dir}/${f}`, { force: true });
+}
 const hex = randomBytes(6).toString('hex');
 const hostRootCanary = `/astest-hostroot-${hex}`;
 const hostHomeCanary = `${homedir()}/.astest-hosthome-${hex}`;

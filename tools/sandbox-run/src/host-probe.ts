@@ -4,6 +4,7 @@
  * Nothing here starts a process.
  */
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 export interface HostProbe {
@@ -17,9 +18,10 @@ export interface HostProbe {
   isExecutable(file: string): boolean;
 }
 
+/** The real host; HOME comes from the password database, as podman gets it (shared podmanEnv). */
 export const realHostProbe = (): HostProbe => ({
   uid: process.geteuid?.() ?? 0,
-  env: process.env,
+  env: { ...process.env, HOME: os.userInfo().homedir },
   readFile: (file) => {
     try {
       return readFileSync(file, 'utf8');

@@ -15,14 +15,15 @@ function tomlString(text: string | undefined, key: string): string | undefined {
   return match?.[1] || undefined;
 }
 
-/** The storage.conf podman reads for this caller, as text (undefined when none). */
+/**
+ * The storage.conf podman reads for this caller, as text (undefined when none). podman runs
+ * with an allowlisted environment (shared podmanEnv: no CONTAINERS_STORAGE_CONF, no XDG_*),
+ * so neither is consulted here either: this answer describes the podman that will run.
+ */
 function storageConf(probe: HostProbe): string | undefined {
-  const explicit = probe.env['CONTAINERS_STORAGE_CONF'];
-  if (explicit) return probe.readFile(explicit);
   if (probe.uid !== 0) {
     const home = probe.env['HOME'];
-    const xdg = probe.env['XDG_CONFIG_HOME'] || (home ? path.join(home, '.config') : undefined);
-    const user = xdg ? probe.readFile(path.join(xdg, 'containers/storage.conf')) : undefined;
+    const user = home ? probe.readFile(path.join(home, '.config/containers/storage.conf')) : undefined;
     if (user) return user;
   }
   return probe.readFile('/etc/containers/storage.conf') ?? probe.readFile('/usr/share/containers/storage.conf');
@@ -35,8 +36,7 @@ export function graphRoot(probe: HostProbe): string | undefined {
   const configured = tomlString(conf, 'graphroot') ?? tomlString(conf, 'rootless_storage_path');
   if (configured) return configured.replace(/\$HOME/g, probe.env['HOME'] ?? '$HOME').replace(/\$UID/g, String(probe.uid));
   const home = probe.env['HOME'];
-  const data = probe.env['XDG_DATA_HOME'] || (home ? path.join(home, '.local/share') : undefined);
-  return data ? path.join(data, 'containers/storage') : undefined;
+  return home ? path.join(home, '.local/share/containers/storage') : undefined;
 }
 
 /** Names under which podman would find a local image given as `image`. */
