@@ -2,6 +2,25 @@ import { randomBytes } from 'node:crypto';
 import { runPodman } from '@agent-sandbox/shared/podman';
 import type { Teardown } from './temp-dir.js';
 
+/** The images the tests run (built by image/build-all.sh and image/build-agents.sh). */
+export const sessionImage = 'localhost/agent-sandbox:latest';
+export const busyboxImage = 'localhost/agent-sandbox-busybox:latest';
+
+/**
+ * The hardening every test container gets when a test calls podman directly (sandbox-run
+ * adds the same and more for real sessions): no capabilities, no privilege gain, no network,
+ * ulimits at or below this machine's hard limits (podman's defaults fail here).
+ */
+export const hardeningFlags: readonly string[] = [
+  '--cap-drop=ALL',
+  '--security-opt=no-new-privileges',
+  '--network=none',
+  '--ulimit',
+  'nofile=4096:4096',
+  '--ulimit',
+  'nproc=4096:4096',
+];
+
 /** Every container a test makes carries this prefix, so leaks are found and only ours removed. */
 export const testPrefix = 'astest-';
 

@@ -6,19 +6,11 @@
 import t, { type Test } from 'tap';
 import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { runPodman } from '@agent-sandbox/shared/podman';
-import { containerName, imageExists, repoRoot } from '@agent-sandbox/testkit';
+import { containerName, imageExists, repoRoot, hardeningFlags } from '@agent-sandbox/testkit';
 import { makeHatchEnv, findRefusal } from './fixtures/hatch-env.js';
 
 const image = 'localhost/agent-sandbox:latest';
-const flags = [
-  '--cap-drop=ALL',
-  '--security-opt=no-new-privileges',
-  '--network=none',
-  '--ulimit',
-  'nofile=4096:4096',
-  '--ulimit',
-  'nproc=4096:4096',
-];
+const flags = hardeningFlags;
 
 /** The image is built by another step (bash image/build-all.sh); wait for it rather than skip. */
 async function waitForImage(): Promise<boolean> {
