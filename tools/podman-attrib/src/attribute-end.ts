@@ -74,6 +74,18 @@ export function readCidfile(file: string): string | undefined {
   }
 }
 
+/**
+ * The session's kernel log records: from the cursor prepareAttribution opened (only what is
+ * new since its first read; when that read lost the race with podman, the records it read
+ * count only where they name this container's own cgroup), else the whole ring after the mark.
+ */
+function kernelRead(given: AttributeEndInput, input: AttributeEndInput, parent: string, deps: AttributeDeps): KmsgRead {
+  const cursor = input.prepared?.kernel;
+  if (deps.readKmsg || !cursor || given.kmsgSeq !== undefined) return (deps.readKmsg ?? readKmsg)(input.kmsgSeq ?? -1);
+  const own = input.containerId ? `${parent}/libpod-${input.containerId}` : undefined;
+  return cursor.finish(own ? (message) => message.includes(own) : undefined);
+}
+
 export function attributeEnd(given: AttributeEndInput, deps: AttributeDeps = {}): PodmanAttribOutput {
   const p = given.prepared;
   const cid = p ? readCidfile(p.cidfile) : undefined;
@@ -85,7 +97,7 @@ export function attributeEnd(given: AttributeEndInput, deps: AttributeDeps = {})
   const parent = input.cgroupParent ?? parentPath(input.sessionId);
   const layout = input.layout ?? cgroupLayout(parent);
   const counters = readCounters(layout);
-  const kernel = kernelEvidence((deps.readKmsg ?? readKmsg)(input.kmsgSeq ?? -1), parent);
+  const kernel = kernelEvidence(kernelRead(given, input, parent, deps), parent);
   const logFile = input.eventLog?.path ?? eventLogPath();
   const match = { name: input.containerName, ...(input.containerId ? { id: input.containerId } : {}) };
   const eventRead = (deps.readEvents ?? readContainerEvents)(match, input.eventLog?.offset ?? 0, logFile);

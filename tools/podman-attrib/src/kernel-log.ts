@@ -99,3 +99,141 @@ export function findKernelEvents(records: KmsgRecord[], match: string): KernelFi
   }
   return { oomKills, pidsRejections };
 }
+
+/**
+ * An open /dev/kmsg kept for one session. Opening is cheap; reading the ring
+ * to its end (one read() per record, ~2 000 records here) is not, so that
+ * first drain runs in slices on the event loop while podman starts, and the
+ * end reads only what is new from the same descriptor.
+ *
+ * Which records are the session's: those after the point where the first
+ * drain reached the end of the ring, PROVIDED nothing of the session existed
+ * yet at that moment (`onDrained` checks: no cidfile, no child cgroup; podman
+ * creates the cidfile before conmon and runc make any cgroup). Should the
+ * drain lose that race (a loaded host), the records it read are not thrown
+ * away blindly: those naming the new container's own cgroup (`libpod-<id>`,
+ * an id no earlier container had) still count; see `sessionRecords`.
+ */
+export interface KmsgCursor {
+  /** Sequence number of the last record the first drain read (-1 until it ended, or an empty ring). */
+  readonly mark: number;
+  readonly drained: boolean;
+  /** Reads on to the end of the ring in slices, yielding to the event loop between them. */
+  drainInBackground(): Promise<void>;
+  /**
+   * Finishes the first drain if it has not ended, then reads the records written since it
+   * ended. `early(record)` decides which records read by the first drain also count.
+   */
+  finish(earlyCounts?: (message: string) => boolean): KmsgRead;
+  close(): void;
+}
+
+export interface KmsgCursorOptions {
+  /** Only records whose text contains this string are kept from the first drain (the parent path). */
+  keep: string;
+  /** Called once, right after the first drain reached the end; its answer is `raced` in `finish`. */
+  onDrained?: () => boolean;
+  file?: string;
+  /** Records per slice of the background drain. */
+  slice?: number;
+}
+
+function openError(err: unknown): { state: 'unreadable' | 'absent'; error: string } {
+  const e = err as NodeJS.ErrnoException;
+  const why = e.code === 'EPERM' || e.code === 'EACCES' ? `${e.code}: reading the kernel log needs CAP_SYSLOG (kernel.dmesg_restrict)` : `${e.code ?? ''} ${e.message}`;
+  return { state: e.code === 'ENOENT' ? 'absent' : 'unreadable', error: why.trim() };
+}
+
+export function openKmsgCursor(options: KmsgCursorOptions): KmsgCursor {
+  const file = options.file ?? kmsgPath;
+  const sliceSize = options.slice ?? 200;
+  const keep = Buffer.from(options.keep);
+  let fd: number | undefined;
+  let failed: { state: 'unreadable' | 'absent'; error: string } | undefined;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    failed = openError(err);
+  }
+  const buffer = Buffer.alloc(16384);
+  let mark = -1;
+  let drained = false;
+  let raced = false;
+  let lastLength = 0;
+  const early: KmsgRecord[] = [];
+
+  /** Reads up to `limit` records of the first drain; true once the end of the ring was reached. */
+  const step = (limit: number): boolean => {
+    if (drained || fd === undefined) return true;
+    for (let i = 0; i < limit; i += 1) {
+      let n: number;
+      try {
+        n = readSync(fd, buffer, 0, buffer.length, null);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EPIPE') continue; // overwritten while we read: go on with the next one
+        if (code === 'EAGAIN') n = 0;
+        else {
+          failed = { state: 'unreadable', error: `${code ?? ''} ${(err as Error).message}`.trim() };
+          n = 0;
+        }
+      }
+      if (n === 0) {
+        if (lastLength > 0) mark = parseKmsgRecord(buffer.toString('utf8', 0, lastLength))?.seq ?? -1;
+        drained = true;
+        raced = options.onDrained?.() ?? false;
+        return true;
+      }
+      lastLength = n;
+      if (buffer.subarray(0, n).includes(keep)) {
+        const record = parseKmsgRecord(buffer.toString('utf8', 0, n));
+        if (record) early.push(record);
+      }
+    }
+    return false;
+  };
+
+  return {
+    get mark() {
+      return mark;
+    },
+    get drained() {
+      return drained;
+    },
+    drainInBackground() {
+      return new Promise<void>((resolve) => {
+        const next = () => (step(sliceSize) ? resolve() : setImmediate(next));
+        setImmediate(next);
+      });
+    },
+    finish(earlyCounts) {
+      if (fd === undefined) return failed ?? { state: 'unreadable', error: 'closed' };
+      while (!step(Number.MAX_SAFE_INTEGER));
+      const records = raced && earlyCounts ? early.filter((r) => earlyCounts(r.message)) : [];
+      for (;;) {
+        if (failed) return failed;
+        let n: number;
+        try {
+          n = readSync(fd, buffer, 0, buffer.length, null);
+        } catch (err) {
+          const code = (err as NodeJS.ErrnoException).code;
+          if (code === 'EPIPE') continue;
+          if (code === 'EAGAIN') break;
+          return { state: 'unreadable', error: `${code ?? ''} ${(err as Error).message}`.trim() };
+        }
+        if (n === 0) break;
+        const record = parseKmsgRecord(buffer.toString('utf8', 0, n));
+        if (record && record.seq > mark) records.push(record);
+      }
+      return { state: 'read', records };
+    },
+    close() {
+      if (fd === undefined) return;
+      const open = fd;
+      fd = undefined;
+      drained = true;
+      failed ??= { state: 'unreadable', error: 'the kernel log cursor was closed' };
+      closeSync(open);
+    },
+  };
+}
