@@ -110,9 +110,9 @@ export function findKernelEvents(records: KmsgRecord[], match: string): KernelFi
  * drain reached the end of the ring, PROVIDED nothing of the session existed
  * yet at that moment (`onDrained` checks: no cidfile, no child cgroup; podman
  * creates the cidfile before conmon and runc make any cgroup). Should the
- * drain lose that race (a loaded host), the records it read are not thrown
- * away blindly: those naming the new container's own cgroup (`libpod-<id>`,
- * an id no earlier container had) still count; see `sessionRecords`.
+ * drain lose that race (a loaded host), the records up to its mark are not
+ * thrown away blindly: `finish` reads the ring again and counts those naming
+ * the new container's own cgroup (`libpod-<id>`, an id no earlier container had).
  */
 export interface KmsgCursor {
   /** Sequence number of the last record the first drain read (-1 until it ended, or an empty ring). */
@@ -122,15 +122,13 @@ export interface KmsgCursor {
   drainInBackground(): Promise<void>;
   /**
    * Finishes the first drain if it has not ended, then reads the records written since it
-   * ended. `early(record)` decides which records read by the first drain also count.
+   * ended. `earlyCounts(message)` decides which records up to the mark also count (only when the first read lost the race).
    */
   finish(earlyCounts?: (message: string) => boolean): KmsgRead;
   close(): void;
 }
 
 export interface KmsgCursorOptions {
-  /** Only records whose text contains this string are kept from the first drain (the parent path). */
-  keep: string;
   /** Called once, right after the first drain reached the end; its answer is `raced` in `finish`. */
   onDrained?: () => boolean;
   file?: string;
@@ -147,7 +145,6 @@ function openError(err: unknown): { state: 'unreadable' | 'absent'; error: strin
 export function openKmsgCursor(options: KmsgCursorOptions): KmsgCursor {
   const file = options.file ?? kmsgPath;
   const sliceSize = options.slice ?? 200;
-  const keep = Buffer.from(options.keep);
   let fd: number | undefined;
   let failed: { state: 'unreadable' | 'absent'; error: string } | undefined;
   try {
@@ -160,7 +157,6 @@ export function openKmsgCursor(options: KmsgCursorOptions): KmsgCursor {
   let drained = false;
   let raced = false;
   let lastLength = 0;
-  const early: KmsgRecord[] = [];
 
   /** Reads up to `limit` records of the first drain; true once the end of the ring was reached. */
   const step = (limit: number): boolean => {
@@ -185,10 +181,6 @@ export function openKmsgCursor(options: KmsgCursorOptions): KmsgCursor {
         return true;
       }
       lastLength = n;
-      if (buffer.subarray(0, n).includes(keep)) {
-        const record = parseKmsgRecord(buffer.toString('utf8', 0, n));
-        if (record) early.push(record);
-      }
     }
     return false;
   };
@@ -209,7 +201,14 @@ export function openKmsgCursor(options: KmsgCursorOptions): KmsgCursor {
     finish(earlyCounts) {
       if (fd === undefined) return failed ?? { state: 'unreadable', error: 'closed' };
       while (!step(Number.MAX_SAFE_INTEGER));
-      const records = raced && earlyCounts ? early.filter((r) => earlyCounts(r.message)) : [];
+      const records: KmsgRecord[] = [];
+      if (raced && earlyCounts) {
+        // Rare (the first read ended only after podman began): read the ring again from its
+        // start, keeping up to the mark only what names this container.
+        const again = readKmsg(-1, file);
+        if (again.state !== 'read') return again;
+        for (const r of again.records) if (r.seq <= mark && earlyCounts(r.message)) records.push(r);
+      }
       for (;;) {
         if (failed) return failed;
         let n: number;

@@ -45,7 +45,7 @@ export function prepareAttribution(options: PrepareOptions): Attribution {
   const logPath = eventLogPath();
   // Records after the point the first read reaches are the session's only while nothing of
   // the session existed then: podman creates the cidfile before conmon or runc make a cgroup.
-  const kernel = openKmsgCursor({ keep: `${cgroupParent}/`, onDrained: () => existsSync(cidfile) || hasChildCgroup(layout) });
+  const kernel = openKmsgCursor({ onDrained: () => existsSync(cidfile) || hasChildCgroup(layout) });
   void kernel.drainInBackground();
   let cleaned = false;
   return {
