@@ -8,7 +8,10 @@ cd "$(dirname "$0")/.."
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 
-packages=(podman runc uidmap slirp4netns fuse-overlayfs shellcheck debootstrap busybox-static
+# podman's recommended packages come along on purpose (catatonit builds the local pause image
+# that `podman kube play` needs; buildah, netavark): the machines these tools were measured on
+# have them.
+packages=(podman runc uidmap slirp4netns fuse-overlayfs catatonit shellcheck debootstrap busybox-static
   openssh-server openssh-client iproute2 util-linux procps git python3 jq ca-certificates)
 missing=()
 for p in "${packages[@]}"; do
@@ -21,7 +24,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   fi
   say "installing Debian packages: ${missing[*]}"
   apt-get update -q >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >&2
 fi
 
 want_pnpm=9.15.9
