@@ -243,15 +243,20 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The only place that touches process stdio and the exit status; called by each bin shim. */
-export async function runTool(tool: ToolSpec): Promise<void> {
-  const { output, exitCode } = await main(tool, process.argv.slice(2), {
+/** The real process's stdio and environment, as `main` takes them. */
+export function processIo(): MainIo {
+  return {
     readStdin: () => readAll(process.stdin),
     stdinIsTTY: Boolean(process.stdin.isTTY),
     stdoutIsTTY: Boolean(process.stdout.isTTY),
     env: process.env,
     log: (line) => process.stderr.write(`${line}\n`),
-  });
+  };
+}
+
+/** The only place that touches process stdio and the exit status; called by each bin shim. */
+export async function runTool(tool: ToolSpec, io: MainIo = processIo()): Promise<void> {
+  const { output, exitCode } = await main(tool, process.argv.slice(2), io);
   if (output) process.stdout.write(output);
   process.exitCode = exitCode;
 }

@@ -4,7 +4,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { main, toErrorDocument, type CommandSpec, type RunContext, type ToolSpec } from '@agent-sandbox/shared';
+import { processIo, runTool, toErrorDocument, type CommandSpec, type RunContext, type ToolSpec } from '@agent-sandbox/shared';
 import { doctorCommand, hostsCommand, kubeCommand, planCommand } from './commands.js';
 import type { Cores } from './cores.js';
 import { defaultRegistryPath } from './hosts.js';
@@ -177,29 +177,15 @@ export function makeTool(entry: Entry): ToolSpec {
   };
 }
 
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 /** The entry the bin shim calls. */
 export async function run(): Promise<void> {
-  const argv = process.argv.slice(2);
+  const io = processIo();
   const entry: Entry = {
     cores: realCores(),
     argv: [process.execPath, ...process.argv.slice(1)],
     writeStdout: (text) => process.stdout.write(text),
-    readStdin: () => readAll(process.stdin),
+    readStdin: io.readStdin,
     stderrIsTTY: Boolean(process.stderr.isTTY),
   };
-  const { output, exitCode } = await main(makeTool(entry), argv, {
-    readStdin: entry.readStdin,
-    stdinIsTTY: Boolean(process.stdin.isTTY),
-    stdoutIsTTY: Boolean(process.stdout.isTTY),
-    env: process.env,
-    log: (line) => process.stderr.write(`${line}\n`),
-  });
-  if (output) process.stdout.write(output);
-  process.exitCode = exitCode;
+  await runTool(makeTool(entry), io);
 }
