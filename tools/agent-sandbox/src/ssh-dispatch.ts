@@ -7,7 +7,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execa } from 'execa';
 import type { HostEntry, HostSsh, SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import { ToolError } from '@agent-sandbox/shared';
 import type { LogTarget } from './cores.js';
@@ -71,6 +70,8 @@ export async function dispatchOverSsh(
     const knownHosts = path.join(dir, 'known_hosts');
     writeFileSync(knownHosts, knownHostsLine(host.ssh), { mode: 0o600 });
     const [bin, ...args] = buildSshArgv(host.ssh, knownHosts);
+    // Loaded on first use: execa is a large module that a session's common path never needs.
+    const { execa } = await import('execa');
     const child = execa(bin!, args, {
       input: `${JSON.stringify(request)}\n`,
       stdout: io.stdout,

@@ -20,7 +20,6 @@
  */
 import * as nodeFs from 'node:fs/promises';
 import * as nodePath from 'node:path';
-import { execa } from 'execa';
 import { ToolError } from '@agent-sandbox/shared';
 import type { GitKind, MountEntry } from '@agent-sandbox/shared/schemas/mount-plan';
 import { isLexicallyCanonical, isWithin } from './container-paths.js';
@@ -86,6 +85,8 @@ async function requireCanonical(p: string, code: string, what: string): Promise<
 
 /** The default config reader: real git, reading only that one file. */
 export const gitConfigValue: ReadConfigValue = async (file, key) => {
+  // Loaded on first use: execa is a large module that a session's common path never needs.
+  const { execa } = await import('execa');
   const result = await execa('git', ['config', '--file', file, '--get', key], {
     reject: false,
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' },

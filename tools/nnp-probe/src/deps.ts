@@ -6,7 +6,6 @@
 import { spawn } from 'node:child_process';
 import { readFile, lstat } from 'node:fs/promises';
 import { userInfo } from 'node:os';
-import { execa } from 'execa';
 
 export interface FileInfo {
   isDirectory(): boolean;
@@ -49,6 +48,8 @@ export interface NnpDeps {
 }
 
 async function query(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<CommandOutcome> {
+  // Loaded on first use: execa is a large module that a session's common path never needs.
+  const { execa } = await import('execa');
   const result = await execa(file, args, { reject: false, timeout: 10_000, env, extendEnv: false, stdin: 'ignore' });
   return {
     exitCode: typeof result.exitCode === 'number' ? result.exitCode : null,

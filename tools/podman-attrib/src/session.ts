@@ -7,7 +7,6 @@
  * crash. The common path starts exactly one podman process.
  */
 import { renameSync, writeFileSync } from 'node:fs';
-import { execa } from 'execa';
 import { execFileSync } from 'node:child_process';
 import { constants } from 'node:os';
 import { podmanGlobalArgs } from '@agent-sandbox/shared';
@@ -93,6 +92,8 @@ export async function runAttributedSession(options: SessionOptions): Promise<Ses
     ...options.runArgs,
   ];
   const startedAt = new Date().toISOString();
+  // Loaded on first use: execa is a large module that a session's common path never needs.
+  const { execa } = await import('execa');
   const child = execa(podmanBinary, argv, {
     reject: false,
     stdin: options.stdio ?? 'inherit',
