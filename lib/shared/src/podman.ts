@@ -4,8 +4,9 @@
  * failure. (From podman's own system tests: every call through one helper.)
  */
 import type { Options } from 'execa';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { podmanGlobalArgs } from './host-facts.js';
 import { podmanConfigVariables, systemPath } from './podman-pin.js';
 import { ToolError } from './tool-error.js';
@@ -53,8 +54,28 @@ export const podmanBinary =
     .map((dir) => `${dir}/podman`)
     .find((candidate) => existsSync(candidate)) ?? 'podman';
 
+/**
+ * A scratch working directory for one podman process. conmon writes a file named "oom" into
+ * podman's working directory when the kernel OOM-kills the container (measured here: podman
+ * 4.3.1, conmon 2.1.6), so podman never runs in the caller's directory (an agent's OOM would
+ * otherwise drop a file into the user's repository).
+ */
+export function podmanScratchDir(): { dir: string; remove(): void } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sandbox-podman-'));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 export async function runPodman(args: string[], call: PodmanCall = {}): Promise<PodmanResult> {
   const argv = [...podmanGlobalArgs(), ...args];
+  const scratch = call.execa?.cwd === undefined ? podmanScratchDir() : undefined;
+  try {
+    return await runPodmanIn(argv, args, call, scratch?.dir);
+  } finally {
+    scratch?.remove();
+  }
+}
+
+async function runPodmanIn(argv: string[], args: string[], call: PodmanCall, cwd: string | undefined): Promise<PodmanResult> {
   // Loaded on the first call: a tool that never runs podman (sandbox-run --dry-run) skips it.
   const { execa } = await import('execa');
   const result = await execa(podmanBinary, argv, {
@@ -62,6 +83,7 @@ export async function runPodman(args: string[], call: PodmanCall = {}): Promise<
     timeout: call.timeoutMs ?? 120_000,
     ...(call.input === undefined ? {} : { input: call.input }),
     ...(call.execa ?? {}),
+    ...(cwd === undefined ? {} : { cwd }),
     env: call.env ?? podmanEnv(process.env, call.passEnv),
     extendEnv: false,
   });

@@ -10,7 +10,7 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { constants } from 'node:os';
 import { podmanGlobalArgs } from '@agent-sandbox/shared';
-import { podmanBinary, runPodman } from '@agent-sandbox/shared/podman';
+import { podmanBinary, podmanEnv, podmanScratchDir, runPodman } from '@agent-sandbox/shared/podman';
 import type { PodmanAttribOutput } from '@agent-sandbox/shared/schemas/podman-attrib';
 import { attributeEnd } from './attribute-end.js';
 import { readContainerEvents } from './event-log.js';
@@ -64,9 +64,14 @@ function removedPerEventLog(prepared: Attribution, name: string): boolean {
 }
 
 /** Synchronous force-removal, usable from an 'exit' handler. */
-function removeContainerSync(name: string): void {
+function removeContainerSync(name: string, cwd: string): void {
   try {
-    execFileSync(podmanBinary, [...podmanGlobalArgs(), 'rm', '--force', '--ignore', '--time', '0', name], { stdio: 'ignore', timeout: 30_000 });
+    execFileSync(podmanBinary, [...podmanGlobalArgs(), 'rm', '--force', '--ignore', '--time', '0', name], {
+      stdio: 'ignore',
+      timeout: 30_000,
+      cwd,
+      env: podmanEnv(process.env),
+    });
   } catch {
     // nothing more can be done from an exiting process
   }
@@ -75,11 +80,13 @@ function removeContainerSync(name: string): void {
 export async function runAttributedSession(options: SessionOptions): Promise<SessionResult> {
   const name = options.containerName ?? `agent-sandbox-${options.sessionId}`;
   const prepared = prepareAttribution({ sessionId: options.sessionId, ...(options.cidfileDir ? { runDir: options.cidfileDir } : {}) });
+  const scratch = podmanScratchDir();
   let settled = false;
   const safetyNet = () => {
     if (settled) return;
-    removeContainerSync(name);
+    removeContainerSync(name, scratch.dir);
     prepared.cleanup();
+    scratch.remove();
   };
   process.on('exit', safetyNet);
 
@@ -96,6 +103,9 @@ export async function runAttributedSession(options: SessionOptions): Promise<Ses
   const { execa } = await import('execa');
   const child = execa(podmanBinary, argv, {
     reject: false,
+    cwd: scratch.dir,
+    env: podmanEnv(process.env),
+    extendEnv: false,
     stdin: options.stdio ?? 'inherit',
     stdout: options.stdio ?? 'inherit',
     stderr: 'pipe',
@@ -127,6 +137,7 @@ export async function runAttributedSession(options: SessionOptions): Promise<Ses
   let result: RunResult;
   try {
     const done = await child;
+    scratch.remove();
     let exitCode: number;
     if (typeof done.exitCode === 'number') exitCode = done.exitCode;
     else if (done.signal) exitCode = 128 + (constants.signals[done.signal] ?? 9);
