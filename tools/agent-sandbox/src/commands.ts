@@ -22,29 +22,18 @@ import {
 import { runtimes } from './runtimes.js';
 import { prepareHome } from './session-home.js';
 import { composePlan, type SessionOptions } from './session.js';
-import { homeOf } from './options.js';
+import { homeOf, sessionOptionsOf } from './options.js';
 
 function sessionOptions(request: LaunchRequest, env: NodeJS.ProcessEnv, user: string, host: string, kube: boolean): SessionOptions {
   if (kube && request.network !== 'none') {
     throw new ToolError('usage', 'bad-flag', `--network: a Pod has no podman network namespace to join; kube takes only "none", got ${JSON.stringify(request.network)}`);
   }
-  return {
-    runtime: request.runtime,
-    workspace: request.workspace,
-    root: request.root,
-    ...(request.account ? { account: request.account } : {}),
-    limits: request.limits,
-    image: request.image,
-    ...(request.agentBin ? { agentBin: request.agentBin } : {}),
-    agentArgs: request.agentArgs,
-    network: request.network,
-    allowExpiring: request.allowExpiring,
-    tty: false,
-    interactive: request.mode === 'run',
+  return sessionOptionsOf(request, {
     env,
+    tty: false,
     containment: kube ? 'kube' : containmentMode(readHostFacts(user)),
     host,
-  };
+  });
 }
 
 /** The host the plan is for: local only (a remote node composes its own plan). */

@@ -15,6 +15,7 @@ import { appendLedger, ledgerExit } from './ledger.js';
 import { checkImage, checkLimitsEnforceable, checkNoNewPrivs, checkRecursion, containmentMode, readHostFacts } from './preflight.js';
 import type { Progress } from './progress.js';
 import { checkStarted, composePlan, runComposed, type SessionOptions } from './session.js';
+import { sessionOptionsOf } from './options.js';
 import { dispatchOverSsh } from './ssh-dispatch.js';
 
 /** run: the agent owns the terminal; exec: output to a log, its path on stdout; receive: the ssh receiver (stdout passes through, no stdin). */
@@ -169,23 +170,7 @@ export async function runLocal(
   }
   checkLimitsEnforceable(readHostFacts(io.user));
   const tty = request.mode === 'run' && io.stdinIsTTY && io.stdoutIsTTY;
-  const options: SessionOptions = {
-    runtime: request.runtime,
-    workspace: request.workspace,
-    root: request.root,
-    ...(request.account ? { account: request.account } : {}),
-    limits: request.limits,
-    image: request.image,
-    ...(request.agentBin ? { agentBin: request.agentBin } : {}),
-    agentArgs: request.agentArgs,
-    network: request.network,
-    allowExpiring: request.allowExpiring,
-    tty,
-    interactive: request.mode === 'run',
-    env: io.env,
-    containment: where.containment,
-    host: where.hostName,
-  };
+  const options = sessionOptionsOf(request, { env: io.env, tty, containment: where.containment, host: where.hostName });
   io.progress(`agent-sandbox: checking image ${request.image}`);
   await checkImage(request.image);
   const plan = await composePlan(options, cores, true);

@@ -12,7 +12,7 @@ import type { LaunchRequest, Mode } from './launch.js';
 import { defaultLedgerPath } from './ledger.js';
 import { runtimeRow } from './runtimes.js';
 import { defaultRoot } from './session-layout.js';
-import { defaultImage, defaultLimits } from './session.js';
+import { defaultImage, defaultLimits, type SessionOptions } from './session.js';
 
 export function homeOf(env: NodeJS.ProcessEnv): string {
   const home = env['HOME'];
@@ -121,5 +121,33 @@ export function launchRequest(mode: Mode, options: Record<string, unknown>, rest
     logDir: path.join(path.dirname(ledgerFile), 'logs'),
     machineIdFile: '/etc/machine-id',
     selfArgv: argv,
+  };
+}
+
+/**
+ * The session a request describes. How it is attached (tty), whose environment names are
+ * passed, and where it runs are the caller's: `run`/`exec`/`receive` and `plan`/`kube` differ
+ * only there.
+ */
+export function sessionOptionsOf(
+  request: LaunchRequest,
+  where: { env: NodeJS.ProcessEnv; tty: boolean; containment: SessionOptions['containment']; host: string },
+): SessionOptions {
+  return {
+    runtime: request.runtime,
+    workspace: request.workspace,
+    root: request.root,
+    ...(request.account ? { account: request.account } : {}),
+    limits: request.limits,
+    image: request.image,
+    ...(request.agentBin ? { agentBin: request.agentBin } : {}),
+    agentArgs: request.agentArgs,
+    network: request.network,
+    allowExpiring: request.allowExpiring,
+    tty: where.tty,
+    interactive: request.mode === 'run',
+    env: where.env,
+    containment: where.containment,
+    host: where.host,
   };
 }
