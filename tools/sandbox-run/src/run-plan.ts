@@ -5,9 +5,8 @@
  * and checked gone before runPlan returns.
  */
 import { ToolError } from '@agent-sandbox/shared';
-import { runPodman } from '@agent-sandbox/shared/podman';
+import { runPodman, spawnPodmanAttached, type AttachedStdio } from '@agent-sandbox/shared/podman';
 import type { RunPlan } from '@agent-sandbox/shared/schemas/sandbox-run';
-import type { Options } from 'execa';
 import { constants } from 'node:os';
 import { buildRunArgs, buildRunArgv } from './argv.js';
 import { resolvePlan, type ResolvedPlan } from './plan.js';
@@ -18,7 +17,7 @@ export type StopSignal = 'SIGINT' | 'SIGTERM';
 export interface RunHooks {
   preflight?: PreflightDeps;
   /** stdio of the podman process (default 'inherit': the container owns the caller's terminal). */
-  stdio?: Options['stdio'];
+  stdio?: AttachedStdio;
   /** The environment podman runs with; `env` names in the plan take their values from it (default process.env). */
   env?: NodeJS.ProcessEnv;
   /** Called once podman has been spawned. */
@@ -88,22 +87,20 @@ export async function runPlan(plan: RunPlan | ResolvedPlan, hooks: RunHooks = {}
   if (hooks.handleSignals !== false) for (const [sig, fn] of Object.entries(handlers)) process.on(sig, fn);
 
   const startedAt = new Date().toISOString();
-  let result;
+  let exitCode: number;
   try {
-    const running = runPodman(buildRunArgs(resolved, facts), {
-      expect: 'any',
-      timeoutMs: 0,
+    const running = spawnPodmanAttached(buildRunArgs(resolved, facts), {
+      stdio: hooks.stdio ?? 'inherit',
       ...(hooks.env ? { env: hooks.env } : { passEnv: resolved.env }),
-      execa: { stdio: hooks.stdio ?? 'inherit', cancelSignal: aborter.signal },
+      signal: aborter.signal,
     });
     hooks.onStart?.({ containerName: name, argv, startedAt });
-    result = await running;
+    exitCode = await running;
   } finally {
     finished = true;
     if (hooks.handleSignals !== false) for (const [sig, fn] of Object.entries(handlers)) process.off(sig, fn);
   }
   const endedAt = new Date().toISOString();
-  let exitCode = result.exitCode;
 
   if (interrupted) {
     await stopping;
