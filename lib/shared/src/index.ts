@@ -1,6 +1,5 @@
 export * from './exit-codes.js';
 export * from './tool-error.js';
 export * from './json-input.js';
-export * from './schema.js';
 export * from './cli.js';
 export * from './host-facts.js';

@@ -1,6 +1,6 @@
 import type { Static, TSchema } from '@sinclair/typebox';
-import { Errors, ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { ToolError } from './tool-error.js';
+import { firstSchemaError, type SchemaError } from './validate.js';
 
 /** Larger documents are refused rather than buffered: no contract needs more. */
 export const maxInputBytes = 16 * 1024 * 1024;
@@ -35,12 +35,12 @@ function describeValue(value: unknown): string {
   return typeof value;
 }
 
-function toToolError(error: ValueError, root: string): ToolError {
+function toToolError(error: SchemaError, root: string): ToolError {
   const field = fieldName(error.path, root);
-  if (error.type === ValueErrorType.ObjectAdditionalProperties) {
+  if (error.kind === 'unknown-field') {
     return new ToolError('usage', 'unknown-field', `${field}: unknown field`, { field });
   }
-  if (error.type === ValueErrorType.ObjectRequiredProperty) {
+  if (error.kind === 'missing-field') {
     return new ToolError('usage', 'missing-field', `${field}: required field is missing`, { field });
   }
   return new ToolError(
@@ -56,7 +56,8 @@ function toToolError(error: ValueError, root: string): ToolError {
  * error (80) whose message starts with the field's name: `input.limits.pids: ...`.
  */
 export function validateDocument<S extends TSchema>(schema: S, value: unknown, root = 'input'): Static<S> {
-  const first = Errors(schema, value).First();
+  // TypeBox is the authoring tool only: loading it would cost ~5 ms of every cold start.
+  const first = firstSchemaError(schema, value);
   if (first) throw toToolError(first, root);
   return value as Static<S>;
 }

@@ -1,7 +1,8 @@
 // The skeleton's fast path parses the common argv without yargs; it must give exactly what yargs
 // gives, and hand everything else (help, refusals, unusual shapes) to yargs.
 import t from 'tap';
-import { Type, fastParse, main, yargsParse, type ToolSpec } from '../dist/index.js';
+import { fastParse, main, yargsParse, type ToolSpec } from '../dist/index.js';
+import { Type } from '../dist/schema.js';
 
 const run = async () => ({ output: { ok: true } });
 const tool: ToolSpec = {

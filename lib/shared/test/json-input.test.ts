@@ -1,7 +1,8 @@
 // The shared reader: one place decides what malformed input is and how it is named.
 import t from 'tap';
 import fc from 'fast-check';
-import { Closed, Type, readDocument, ToolError, ExitCode, toErrorDocument } from '../dist/index.js';
+import { readDocument, ToolError, ExitCode, toErrorDocument } from '../dist/index.js';
+import { Closed, Type } from '../dist/schema.js';
 
 const Schema = Closed({
   name: Type.String(),
