@@ -131,16 +131,16 @@ function processesOf(cmd, argv) {
   return counts;
 }
 
-// The bins run their bundle only while it is fresh (lib/shared/src/bin-entry.ts): make them so,
+// The bins run their bundle only while it is fresh (lib/shared/src/bin-entry.cts): make them so,
 // as `pnpm build` does last, and say which entry each bin runs.
 spawnSync(process.execPath, [path.join(repo, 'scripts', 'bundle-bins.mjs')], { stdio: 'ignore' });
-const entryModule = path.join(repo, 'lib', 'shared', 'dist', 'bin-entry.js');
-const { binEntry } = existsSync(entryModule) ? await import(entryModule) : { binEntry: () => 'dist/cli.js' };
+const entryModule = path.join(repo, 'lib', 'shared', 'dist', 'bin-entry.cjs');
+const { binEntry } = existsSync(entryModule) ? await import(entryModule) : { binEntry: () => ({ kind: 'unbundled' }) };
 const tools = ['path-guard', 'cred-stage', 'mount-plan', 'nnp-probe', 'sandbox-run', 'podman-attrib', 'agent-unsafe', 'agent-sandbox'];
-results.entries = Object.fromEntries(tools.map((t) => [t, path.basename(binEntry(bin(t), t))]));
+results.entries = Object.fromEntries(tools.map((t) => [t, binEntry(bin(t), t).kind]));
 console.log(`agent-sandbox bench: ${runs} runs per case, medians; load average at start ${(results.loadavg.start = loadavg())}; ${process.version}, ${spawnSync('nproc').stdout.toString().trim()} CPUs; ${callerEnv ? `caller's environment${process.env.NODE_EXTRA_CA_CERTS ? ' (NODE_EXTRA_CA_CERTS set)' : ''}` : 'environment PATH, LANG, HOME only'}`);
 
-console.log(`entries: ${Object.entries(results.entries).map(([t, e]) => `${t} ${e.endsWith('.bundle.mjs') ? 'bundle' : e}`).join(', ')}`);
+console.log(`entries: ${Object.entries(results.entries).map(([t, e]) => `${t} ${e}`).join(', ')}`);
 
 // ---- 1: a session vs a bare podman run ----
 if (only.has('1')) {

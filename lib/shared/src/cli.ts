@@ -4,6 +4,7 @@
  * table. `main` returns {output, exitCode} and never touches process stdio or
  * exits; only `runTool` (called by the bin shim) does.
  */
+import { fstatSync, readFileSync, writeSync } from 'node:fs';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { ExitCode } from './exit-codes.js';
 import { parseJsonDocument, validateDocument } from './json-input.js';
@@ -243,12 +244,56 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * Reads all of stdin. A blocking read of fd 0 is the common case and costs nothing to set
+ * up; touching process.stdin builds a stream and loads node's stream machinery (~4 ms of
+ * a tool's ~30 ms start). A stdin that is non-blocking (EAGAIN: a pipe a node parent left
+ * in non-blocking mode) or otherwise unreadable that way goes through process.stdin.
+ */
+export async function readStdinText(): Promise<string> {
+  try {
+    return readFileSync(0, 'utf8');
+  } catch {
+    return await readAll(process.stdin);
+  }
+}
+
+/** Writes all of `text` to stdout: write(2) on fd 1, the rest through process.stdout if fd 1 is non-blocking. */
+export async function writeStdout(text: string): Promise<void> {
+  const bytes = Buffer.from(text);
+  let written = 0;
+  try {
+    while (written < bytes.length) written += writeSync(1, bytes, written);
+    return;
+  } catch {
+    // EAGAIN (a non-blocking pipe that is full) or an fd 1 that write(2) cannot use
+  }
+  await new Promise<void>((resolve) => process.stdout.write(bytes.subarray(written), () => resolve()));
+}
+
+/**
+ * isatty(fd) for 0, 1 or 2, building node's stdio stream for fd (which loads node:tty, node:net
+ * and the stream machinery, ~5 ms) only when fd is a character device: a pipe, socket or
+ * file is never a terminal, /dev/null is a character device that is not one.
+ */
+export function isTerminal(fd: 0 | 1 | 2): boolean {
+  try {
+    if (!fstatSync(fd).isCharacterDevice()) return false;
+  } catch {
+    return false; // a closed fd is not a terminal
+  }
+  // One getter only: each of process.stdin/stdout/stderr builds its stream when first read.
+  if (fd === 0) return Boolean(process.stdin.isTTY);
+  return Boolean((fd === 1 ? process.stdout : process.stderr).isTTY);
+}
+
 /** The real process's stdio and environment, as `main` takes them. */
 export function processIo(): MainIo {
   return {
-    readStdin: () => readAll(process.stdin),
-    stdinIsTTY: Boolean(process.stdin.isTTY),
-    stdoutIsTTY: Boolean(process.stdout.isTTY),
+    readStdin: readStdinText,
+    // Not process.stdin.isTTY: building the stream objects costs more than the answer.
+    stdinIsTTY: isTerminal(0),
+    stdoutIsTTY: isTerminal(1),
     env: process.env,
     log: (line) => process.stderr.write(`${line}\n`),
   };
@@ -257,6 +302,6 @@ export function processIo(): MainIo {
 /** The only place that touches process stdio and the exit status; called by each bin shim. */
 export async function runTool(tool: ToolSpec, io: MainIo = processIo()): Promise<void> {
   const { output, exitCode } = await main(tool, process.argv.slice(2), io);
-  if (output) process.stdout.write(output);
+  if (output) await writeStdout(output);
   process.exitCode = exitCode;
 }

@@ -1,7 +1,7 @@
 /**
- * What the launcher pins before anything else loads (its bin shim imports this module first,
- * so it stays free of dependencies: loading execa first would cost ~0.1 s). Re-exported by
- * ./podman.ts, which builds podman's environment from the same constants.
+ * What the launcher pins before anything else loads (tools/agent-sandbox/src/pin-environment.ts,
+ * the first import of its entry, so this module stays free of dependencies). ./podman.ts builds
+ * podman's environment from the same constants.
  */
 
 /**

@@ -11,4 +11,4 @@ export { resolveLayout, defaultRoot } from './session-layout.js';
 export * from './preflight.js';
 export type { Cores } from './cores.js';
 export { realCores } from './real-cores.js';
-export { makeTool, run } from './cli.js';
+export { makeTool, run } from './tool.js';
