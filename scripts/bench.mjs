@@ -12,6 +12,7 @@
 // 5 cost as work grows: 1/10/100 worktrees + staged credentials beside the session; 10 vs 100 000 workspace files
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -189,6 +190,9 @@ if (only.has('2')) {
     'cred-stage plan codex': () => timed(bin('cred-stage'), ['plan'], { input: JSON.stringify({ runtime: 'codex', home }), env }),
     'mount-plan {workspace,root,id}': () => timed(bin('mount-plan'), [], { input: JSON.stringify({ workspace: ws, root, sessionId: id }) }),
     'nnp-probe': () => timed(bin('nnp-probe'), []),
+    // What nnp-probe must ask every time (measure, never assume): systemd's version and linger.
+    'systemd-run --version': () => timed('systemd-run', ['--version']),
+    'loginctl show-user (linger)': () => timed('loginctl', ['show-user', os.userInfo().username, '--property=Linger', '--value'], { expect: 'any' }),
     'sandbox-run --dry-run': () => timed(bin('sandbox-run'), ['--dry-run'], { input: JSON.stringify(plan) }),
     'podman-attrib --container (kept)': () => timed(bin('podman-attrib'), ['--container', attribCtr]),
     'podman container inspect (kept)': () => timed('podman', ['--runtime', 'runc', 'container', 'inspect', attribCtr]),
@@ -200,7 +204,12 @@ if (only.has('2')) {
   results.sections['2'] = r;
   console.log('\n2. executable cold start vs node -e 0 (target: <= 1.5x each)');
   for (const [k, v] of Object.entries(r)) {
-    const extra = k.startsWith('podman-attrib') ? `   (vs node -e 0 + podman inspect: ${(v.median / (zero + r['podman container inspect (kept)'].median)).toFixed(2)})` : '';
+    const vsWith = (...others) => (v.median / (zero + others.reduce((sum, o) => sum + r[o].median, 0))).toFixed(2);
+    const extra = k.startsWith('podman-attrib')
+      ? `   (vs node -e 0 + podman inspect: ${vsWith('podman container inspect (kept)')})`
+      : k === 'nnp-probe'
+        ? `   (vs node -e 0 + systemd-run --version + loginctl: ${vsWith('systemd-run --version', 'loginctl show-user (linger)')})`
+        : '';
     console.log(`   ${k.padEnd(34)} ${ms(v.median)}  ${(v.median / zero).toFixed(2)}x${extra}`);
   }
 }

@@ -10,10 +10,17 @@
 //   is not in any bundle. lib/shared/test/validate-differential.test.ts holds the validator
 //   to TypeBox's own answers on those same JSON objects.
 // What is imported lazily (yargs: --help and refusals; execa: off the session path) is not in
-// that file: each such package is its own ES module bundle, dist/vendor/<package>.mjs, which
-// node loads only when the import runs, so the common path neither parses nor compiles it.
-// Beside each bundle, <name>.bundle.json lists the repo's own files it was made from (relative
-// to dist/): the shim runs the bundle only while it is at least as new as each of them.
+// that file: each such package is its own CommonJS bundle, dist/vendor/<package>.cjs, required
+// only when the import() runs, so the common path neither parses nor compiles it. (esbuild
+// rewrites each import() into a require(): the bundles hold no import(), which node 20 cannot
+// run in code compiled with a code cache; see bin-entry.cts.)
+// Beside each bundle, <name>.bundle.cjs.cache holds V8's code cache for it (compiling the
+// launcher's bundle from source cost ~7 ms, with the cache ~4), written by a fresh node process
+// that loads the bundle the way the shim does (lib/shared/src/bin-entry.cts, writeCodeCache).
+// And <name>.bundle.json lists the build records (tsconfig.tsbuildinfo) of the packages it was
+// made from (relative to dist/): the shim runs the bundle only while it is at least as new as
+// each of them.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -55,7 +62,7 @@ function lazyPackagesAsVendorFiles(used) {
           return { errors: [{ text: `${args.path} is imported statically by ${args.importer}; load it with import() so the common path does not pay for it` }] };
         }
         used.add(args.path);
-        return { path: `./vendor/${args.path}.mjs`, external: true };
+        return { path: `./vendor/${args.path}.cjs`, external: true };
       });
     },
   };
@@ -83,32 +90,51 @@ for (const name of tools) {
     // that is the bundle's own URL.
     define: { 'import.meta.url': '__bundleUrl' },
     banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+    // import() becomes Promise.resolve().then(() => require()).
+    supported: { 'dynamic-import': false },
   });
   const bundled = Object.keys(result.metafile.inputs);
   if (bundled.some((file) => file.includes('@sinclair/typebox') || file.includes('@sinclair+typebox'))) {
     throw new Error(`${name}: TypeBox ended up in the bundle; a run-time module imports it (only schema modules may)`);
   }
-  const inputs = bundled
-    .map((file) => path.resolve(repo, file))
-    .filter((file) => !file.split(path.sep).includes('node_modules'))
-    .map((file) => path.relative(dist, file));
+  // The bundle is fresh while it is newer than the build record (tsconfig.tsbuildinfo, which
+  // `tsc -b` rewrites whenever it emits) of each package it was built from: a handful of stats
+  // at start instead of one per source file (85 for the launcher).
+  const packages = new Set(
+    bundled
+      .map((file) => path.resolve(repo, file))
+      .filter((file) => !file.split(path.sep).includes('node_modules'))
+      .map((file) => file.slice(0, file.lastIndexOf(`${path.sep}dist${path.sep}`))),
+  );
+  const inputs = [...packages].sort().map((dir) => {
+    const record = path.join(dir, 'tsconfig.tsbuildinfo');
+    if (!existsSync(record)) throw new Error(`${name}: ${record} is missing; build with \`tsc -b\` first`);
+    return path.relative(dist, record);
+  });
   rmSync(path.join(dist, 'vendor'), { recursive: true, force: true });
   for (const pkg of used) {
+    // The vendor file's exports are what `await import(pkg)` gave the ES module code: the
+    // package's namespace, with its default export as module.exports when it has one (esbuild
+    // reads a required module.exports as the default export in node mode: yargs).
     await build({
-      entryPoints: { [pkg]: pkg },
-      absWorkingDir: path.join(repo, 'lib', 'shared'), // where the lazy packages are dependencies
-      outdir: path.join(dist, 'vendor'),
-      outExtension: { '.js': '.mjs' },
+      stdin: { contents: `const ns = require(${JSON.stringify(pkg)});\nmodule.exports = ns.default ?? ns;\n`, resolveDir: path.join(repo, 'lib', 'shared'), loader: 'js' },
+      outfile: path.join(dist, 'vendor', `${pkg}.cjs`),
       bundle: true,
       platform: 'node',
-      format: 'esm',
+      format: 'cjs',
       target: 'node20',
       legalComments: 'none',
       logLevel: 'warning',
-      // CommonJS dependencies (cross-spawn under execa) call require() for node builtins.
-      banner: { js: "import { createRequire as __vendorRequire } from 'node:module'; const require = __vendorRequire(import.meta.url);" },
+      define: { 'import.meta.url': '__bundleUrl' },
+      banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
     });
   }
+  const binEntry = path.join(repo, 'lib', 'shared', 'dist', 'bin-entry.cjs');
+  const cache = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(require(process.argv[1]).writeCodeCache(process.argv[2])))', binEntry, outfile], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+  });
+  if (cache.status !== 0) throw new Error(`${name}: writing the code cache failed: ${cache.stderr}`);
   writeFileSync(path.join(dist, `${name}.bundle.json`), `${JSON.stringify({ inputs }, null, 1)}\n`);
-  console.log(`bundled ${path.relative(repo, outfile)} (${inputs.length} own files${used.size ? `; on demand: ${[...used].map((p) => `vendor/${p}.mjs`).join(', ')}` : ''})`);
+  console.log(`bundled ${path.relative(repo, outfile)} (${inputs.length} packages, code cache ${cache.stdout} bytes${used.size ? `; on demand: ${[...used].map((p) => `vendor/${p}.cjs`).join(', ')}` : ''})`);
 }

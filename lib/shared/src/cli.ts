@@ -258,18 +258,26 @@ export async function readStdinText(): Promise<string> {
   }
 }
 
-/** Writes all of `text` to stdout: write(2) on fd 1, the rest through process.stdout if fd 1 is non-blocking. */
-export async function writeStdout(text: string): Promise<void> {
+/**
+ * Writes all of `text` to fd 1 or 2 with write(2): building process.stdout or process.stderr
+ * loads node's stream machinery (~2-5 ms of a tool's start). What a non-blocking fd refuses
+ * (EAGAIN: a full pipe a node parent left non-blocking) goes through the stream instead.
+ */
+export async function writeFd(fd: 1 | 2, text: string): Promise<void> {
   const bytes = Buffer.from(text);
   let written = 0;
   try {
-    while (written < bytes.length) written += writeSync(1, bytes, written);
+    while (written < bytes.length) written += writeSync(fd, bytes, written);
     return;
   } catch {
-    // EAGAIN (a non-blocking pipe that is full) or an fd 1 that write(2) cannot use
+    // EAGAIN, or an fd that write(2) cannot use: the stream handles both
   }
-  await new Promise<void>((resolve) => process.stdout.write(bytes.subarray(written), () => resolve()));
+  const stream = fd === 1 ? process.stdout : process.stderr;
+  await new Promise<void>((resolve) => stream.write(bytes.subarray(written), () => resolve()));
 }
+
+/** Writes all of `text` to stdout (see writeFd). */
+export const writeStdout = (text: string): Promise<void> => writeFd(1, text);
 
 /**
  * isatty(fd) for 0, 1 or 2, building node's stdio stream for fd (which loads node:tty, node:net
@@ -295,7 +303,7 @@ export function processIo(): MainIo {
     stdinIsTTY: isTerminal(0),
     stdoutIsTTY: isTerminal(1),
     env: process.env,
-    log: (line) => process.stderr.write(`${line}\n`),
+    log: (line) => void writeFd(2, `${line}\n`),
   };
 }
 

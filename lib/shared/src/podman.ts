@@ -3,8 +3,9 @@
  * runtime, a timeout, the expected exit code stated, and the call logged on
  * failure. (From podman's own system tests: every call through one helper.)
  */
-import type { Options } from 'execa';
-import { spawn, type StdioOptions } from 'node:child_process';
+import type { StdioOptions } from 'node:child_process';
+import { childProcess } from './builtins.cjs';
+import { captureCommand } from './capture.js';
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,8 +22,8 @@ export interface PodmanCall {
   env?: Record<string, string | undefined>;
   /** Names copied from our environment into podman's (values `--env NAME` forwards). */
   passEnv?: string[];
-  /** Passed through to execa (stdio, cwd, ...). */
-  execa?: Options;
+  /** podman's working directory (default: a scratch directory; see podmanScratchDir). */
+  cwd?: string;
 }
 
 export interface PodmanResult {
@@ -68,36 +69,32 @@ export function podmanScratchDir(): { dir: string; remove(): void } {
 
 export async function runPodman(args: string[], call: PodmanCall = {}): Promise<PodmanResult> {
   const argv = [...podmanGlobalArgs(), ...args];
-  const scratch = call.execa?.cwd === undefined ? podmanScratchDir() : undefined;
+  const scratch = call.cwd === undefined ? podmanScratchDir() : undefined;
   try {
-    return await runPodmanIn(argv, args, call, scratch?.dir);
+    return await runPodmanIn(argv, args, call, call.cwd ?? scratch?.dir);
   } finally {
     scratch?.remove();
   }
 }
 
 async function runPodmanIn(argv: string[], args: string[], call: PodmanCall, cwd: string | undefined): Promise<PodmanResult> {
-  // Loaded on the first call: a tool that never runs podman (sandbox-run --dry-run) skips it.
-  const { execa } = await import('execa');
-  const result = await execa(podmanBinary, argv, {
-    reject: false,
-    timeout: call.timeoutMs ?? 120_000,
-    ...(call.input === undefined ? {} : { input: call.input }),
-    ...(call.execa ?? {}),
-    ...(cwd === undefined ? {} : { cwd }),
+  const timeoutMs = call.timeoutMs ?? 120_000;
+  const result = await captureCommand(podmanBinary, argv, {
     env: call.env ?? podmanEnv(process.env, call.passEnv),
-    extendEnv: false,
+    timeoutMs,
+    ...(call.input === undefined ? {} : { input: call.input }),
+    ...(cwd === undefined ? {} : { cwd }),
   });
-  const exitCode = typeof result.exitCode === 'number' ? result.exitCode : -1;
+  const exitCode = result.exitCode ?? -1;
   const out: PodmanResult = {
     exitCode,
-    stdout: String(result.stdout ?? ''),
-    stderr: String(result.stderr ?? ''),
+    stdout: result.stdout,
+    stderr: result.spawnError === undefined ? result.stderr : `${result.stderr}${result.stderr ? '\n' : ''}${result.spawnError}`,
     argv: [podmanBinary, ...argv],
   };
   const expect = call.expect ?? [0];
   if (expect !== 'any' && !expect.includes(exitCode)) {
-    const why = result.timedOut ? `timed out after ${call.timeoutMs ?? 120_000} ms` : `exit ${exitCode}`;
+    const why = result.timedOut ? `timed out after ${timeoutMs} ms` : `exit ${exitCode}`;
     throw new ToolError('internal', 'podman-failed', `podman ${args[0] ?? ''} failed (${why}): ${out.stderr.trim().split('\n').slice(-3).join(' | ')}`, {
       argv: out.argv,
       exitCode,
@@ -133,7 +130,7 @@ export async function spawnPodmanAttached(
   const scratch = podmanScratchDir();
   try {
     return await new Promise<number>((resolve) => {
-      const child = spawn(podmanBinary, [...podmanGlobalArgs(), ...args], {
+      const child = childProcess().spawn(podmanBinary, [...podmanGlobalArgs(), ...args], {
         stdio,
         cwd: scratch.dir,
         env: call.env ?? podmanEnv(process.env, call.passEnv),

@@ -4,10 +4,10 @@
  * any other host is reached over ssh. Without a registry file the only host is this one.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ToolError, parseJsonDocument, validateDocument } from '@agent-sandbox/shared';
+import { net } from '@agent-sandbox/shared/builtins';
 import { HostsRegistry, type HostEntry } from '@agent-sandbox/shared/schemas/agent-sandbox';
 
 export const seatRole = 'agent-seat';
@@ -62,7 +62,7 @@ export interface PickedHost {
 /** Does a TCP connect to the host's ssh port succeed within the timeout? (no auth, no shell) */
 export function probeSsh(address: string, port: number, timeoutMs: number): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const socket = net.connect({ host: address, port });
+    const socket = net().connect({ host: address, port });
     const done = (why?: string) => {
       socket.destroy();
       resolve(why);

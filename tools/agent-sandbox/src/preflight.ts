@@ -5,7 +5,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { ExitCode, ToolError, cgroupMode, ociRuntime, type CgroupMode } from '@agent-sandbox/shared';
-import { runPodman } from '@agent-sandbox/shared/podman';
+import { captureCommand } from '@agent-sandbox/shared/capture';
+import { runPodman, systemPath } from '@agent-sandbox/shared/podman';
 import { imageInStorage, realHostProbe } from '@agent-sandbox/sandbox-run';
 import type { DoctorCheck } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { NnpProbe } from './cores.js';
@@ -109,9 +110,7 @@ export async function checkPodman(): Promise<string> {
   if (out.exitCode !== 0) throw new ToolError('startFailed', 'podman-broken', `podman version failed (exit ${out.exitCode}): ${out.stderr.trim().split('\n').pop()}`);
   const runtime = ociRuntime();
   if (runtime) {
-    // Loaded on first use: execa is a large module that a session's common path never needs.
-    const { execa } = await import('execa');
-    const which = await execa('sh', ['-c', 'command -v "$1"', 'sh', runtime], { reject: false });
+    const which = await captureCommand('sh', ['-c', 'command -v "$1"', 'sh', runtime], { env: { PATH: systemPath }, timeoutMs: 10_000 });
     if (which.exitCode !== 0) throw new ToolError('startFailed', 'no-oci-runtime', `OCI runtime ${runtime} is not installed (crun cannot run on cgroup v1 here); apt-get install ${runtime}`);
   }
   return out.stdout.trim();
@@ -131,9 +130,7 @@ export async function checkImage(image: string): Promise<void> {
 
 /** Kernel-log access, which attribution needs for OOM and pids evidence on cgroup v1. */
 export async function checkKernelLog(): Promise<void> {
-  // Loaded on first use: execa is a large module that a session's common path never needs.
-  const { execa } = await import('execa');
-  const out = await execa('dmesg', ['--notime', '--level', 'err'], { reject: false, timeout: 10_000, stdout: 'ignore' });
+  const out = await captureCommand('dmesg', ['--notime', '--level', 'err'], { env: { PATH: systemPath }, timeoutMs: 10_000 });
   if (out.exitCode !== 0) {
     throw new ToolError('limits', 'no-kernel-log', `dmesg cannot be read (kernel.dmesg_restrict=1 and not root): OOM and pids-limit kills will be reported as plain exits; run the launcher as root or give it CAP_SYSLOG`);
   }

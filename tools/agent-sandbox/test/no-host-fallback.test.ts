@@ -98,11 +98,12 @@ t.test('the launcher spawns nothing but podman (via sandbox-run), ssh and its pr
   const spawning: Record<string, string[]> = {};
   for (const file of (await readdir(src)).filter((f) => f.endsWith('.ts'))) {
     const text = await readFile(path.join(src, file), 'utf8');
-    const starts = [...text.matchAll(/(?<![.\w])(execa|spawn|spawnSync|execFile|execFileSync|exec|execSync|fork)\s*\(\s*([^,)]*)/g)].map((m) => `${m[1]}(${m[2]!.trim()}`);
-    if (/from 'node:child_process'|from 'execa'/.test(text) || starts.length > 0) spawning[file] = starts;
+    const starts = [...text.matchAll(/(?<![.\w]|childProcess\(\)\.)(execa|spawn|spawnSync|execFile|execFileSync|exec|execSync|fork|captureCommand)\s*\(\s*([^,)]*)|childProcess\(\)\.(\w+)\s*\(\s*([^,)]*)/g)].map((m) => `${m[1] ?? m[3]}(${(m[2] ?? m[4])!.trim()}`);
+    if (/from 'node:child_process'|from 'execa'|shared\/builtins'|shared\/capture'/.test(text) || starts.length > 0) spawning[file] = starts;
   }
   t.same(spawning, {
-    'preflight.ts': ["execa('sh'", "execa('dmesg'"],
+    'hosts.ts': [], // node:net through the shared builtins: the TCP reachability probe, no process
+    'preflight.ts': ["captureCommand('sh'", "captureCommand('dmesg'"],
     'ssh-dispatch.ts': ['execa(bin!'],
   });
   const ssh = await readFile(path.join(src, 'ssh-dispatch.ts'), 'utf8');

@@ -21,6 +21,7 @@
 import * as nodeFs from 'node:fs/promises';
 import * as nodePath from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
+import { captureCommand } from '@agent-sandbox/shared/capture';
 import type { GitKind, MountEntry } from '@agent-sandbox/shared/schemas/mount-plan';
 import { isLexicallyCanonical, isWithin } from './container-paths.js';
 import { readGitLink, readPathFile } from './git-link.js';
@@ -85,17 +86,13 @@ async function requireCanonical(p: string, code: string, what: string): Promise<
 
 /** The default config reader: real git, reading only that one file. */
 export const gitConfigValue: ReadConfigValue = async (file, key) => {
-  // Loaded on first use: execa is a large module that a session's common path never needs.
-  const { execa } = await import('execa');
-  const result = await execa('git', ['config', '--file', file, '--get', key], {
-    reject: false,
+  const result = await captureCommand('git', ['config', '--file', file, '--get', key], {
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' },
-    extendEnv: false,
-    timeout: 10_000,
+    timeoutMs: 10_000,
   });
-  if (result.exitCode === 0) return String(result.stdout).replace(/\n$/, '');
+  if (result.exitCode === 0) return result.stdout;
   if (result.exitCode === 1) return undefined;
-  const why = (result as { code?: string }).code === 'ENOENT' ? 'git is not installed' : String(result.stderr).trim();
+  const why = result.spawnError?.includes('ENOENT') ? 'git is not installed' : (result.spawnError ?? result.stderr.trim());
   throw refuse('git-config-unreadable', `cannot read ${key} from ${file}: ${why}`);
 };
 

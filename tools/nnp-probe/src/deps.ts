@@ -3,9 +3,11 @@
  * core can be driven in-process by the launcher and by tests with other roots.
  * The executable always uses `realDeps()`: no flag or variable moves these paths.
  */
-import { spawn } from 'node:child_process';
+import type { ChildProcess, spawn } from 'node:child_process';
 import { readFile, lstat } from 'node:fs/promises';
 import { userInfo } from 'node:os';
+import { childProcess } from '@agent-sandbox/shared/builtins';
+import { captureCommand } from '@agent-sandbox/shared/capture';
 
 export interface FileInfo {
   isDirectory(): boolean;
@@ -48,15 +50,15 @@ export interface NnpDeps {
 }
 
 async function query(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<CommandOutcome> {
-  // Loaded on first use: execa is a large module that a session's common path never needs.
-  const { execa } = await import('execa');
-  const result = await execa(file, args, { reject: false, timeout: 10_000, env, extendEnv: false, stdin: 'ignore' });
-  return {
-    exitCode: typeof result.exitCode === 'number' ? result.exitCode : null,
-    stdout: String(result.stdout ?? ''),
-    stderr: String(result.stderr ?? ''),
-  };
+  const result = await captureCommand(file, args, { env, timeoutMs: 10_000 });
+  return { exitCode: result.exitCode, stdout: result.stdout, stderr: result.spawnError ?? result.stderr };
 }
+
+/**
+ * child_process's spawn, loaded when first called: the launcher imports this module on every
+ * start, and loading child_process costs it ~3 ms that only a handoff needs.
+ */
+const spawnOnDemand = ((...args: unknown[]) => (childProcess().spawn as (...a: unknown[]) => ChildProcess)(...args)) as typeof spawn;
 
 /** The host as it is. */
 export function realDeps(overrides: Partial<NnpDeps> = {}): NnpDeps {
@@ -65,7 +67,7 @@ export function realDeps(overrides: Partial<NnpDeps> = {}): NnpDeps {
     readFile: (p) => readFile(p, 'utf8'),
     lstat: (p) => lstat(p),
     query,
-    spawn,
+    spawn: spawnOnDemand,
     env: process.env,
     uid: info.uid,
     user: info.username,

@@ -7,7 +7,7 @@
  * crash. The common path starts exactly one podman process.
  */
 import { renameSync, writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { childProcess } from '@agent-sandbox/shared/builtins';
 import { constants } from 'node:os';
 import { podmanGlobalArgs } from '@agent-sandbox/shared';
 import { podmanBinary, podmanEnv, podmanScratchDir, runPodman } from '@agent-sandbox/shared/podman';
@@ -66,7 +66,7 @@ function removedPerEventLog(prepared: Attribution, name: string): boolean {
 /** Synchronous force-removal, usable from an 'exit' handler. */
 function removeContainerSync(name: string, cwd: string): void {
   try {
-    execFileSync(podmanBinary, [...podmanGlobalArgs(), 'rm', '--force', '--ignore', '--time', '0', name], {
+    childProcess().execFileSync(podmanBinary, [...podmanGlobalArgs(), 'rm', '--force', '--ignore', '--time', '0', name], {
       stdio: 'ignore',
       timeout: 30_000,
       cwd,
