@@ -137,6 +137,15 @@ t.test('an unknown input field is refused with 80', async (t) => {
   t.equal(out.json.error.code, 'unknown-field');
 });
 
+t.test('an account name in the accounts map that is not a plain name is refused with 80', async (t) => {
+  for (const name of ['../escape', '.hidden', 'a/b', '']) {
+    const out = await runBin('cred-stage', ['plan'], { input: { runtime: 'codex', home: '/tmp', accounts: { [name]: '/tmp/auth.json' } } });
+    t.equal(out.exitCode, 80, JSON.stringify(name));
+    t.equal(out.json.error.code, 'unknown-field', JSON.stringify(name));
+    t.match(out.json.error.message, /^input\.accounts\./);
+  }
+});
+
 t.test('plan reads the host file but never changes it', async (t) => {
   const base = await tempDir(t, 'cred-stage-ok-');
   const file = await writeCredential(`${base}/.codex/auth.json`, codexChatgpt(inSeconds(86400), canary()));

@@ -120,8 +120,9 @@ export async function execWithHandoff(argv: string[], deps: NnpDeps = realDeps()
       { unit: insideHandoff },
     );
   }
-  const systemdVersion = await detectSystemdVersion(deps);
-  const report = await checkUserManager(deps, systemdVersion);
+  // systemd-run --version and loginctl run at once (each ~5 ms here).
+  const versionQuery = detectSystemdVersion(deps);
+  const [systemdVersion, report] = await Promise.all([versionQuery, checkUserManager(deps, versionQuery)]);
   if (!report.ready) {
     throw new ToolError(
       'userManager',

@@ -29,8 +29,11 @@ async function checkLinger(deps: NnpDeps): Promise<{ linger: boolean; source: 'l
   return { linger: false, source: null, said };
 }
 
-/** The whole preflight. `systemdVersion` null means systemd-run itself is missing. */
-export async function checkUserManager(deps: NnpDeps, systemdVersion: number | null): Promise<UserManagerReport> {
+/**
+ * The whole preflight. `systemdVersion` null means systemd-run itself is missing; it may be
+ * the pending answer, so that a caller asks systemd-run and loginctl at once.
+ */
+export async function checkUserManager(deps: NnpDeps, systemdVersion: number | null | PromiseLike<number | null>): Promise<UserManagerReport> {
   const problems: string[] = [];
   const { linger, source, said } = await checkLinger(deps);
   if (!linger) {
@@ -50,7 +53,7 @@ export async function checkUserManager(deps: NnpDeps, systemdVersion: number | n
   const busPath = `${dir}/bus`;
   const socket = Boolean((await lstatOrNull(deps, busPath))?.isSocket());
   if (!socket) problems.push(`${busPath} is not a socket (no user manager bus)`);
-  if (systemdVersion === null) problems.push('systemd-run is not installed (or does not report a systemd version)');
+  if ((await systemdVersion) === null) problems.push('systemd-run is not installed (or does not report a systemd version)');
 
   return {
     user: deps.user,

@@ -11,7 +11,7 @@ import { cgroupEvidence, eventEvidence, kernelEvidence, type AttributeDeps } fro
 import { cgroupLayout, parentBase } from './cgroup-tree.js';
 import { peakFromCounters, readCounters } from './counters.js';
 import { eventLogPath, readContainerEvents } from './event-log.js';
-import { readKmsg } from './kernel-log.js';
+import { kmsgPath, readKmsg } from './kernel-log.js';
 import { decide, signalOfStatus } from './verdict.js';
 
 export interface InspectedState {
@@ -56,7 +56,11 @@ async function inspectContainer(container: string): Promise<InspectedState> {
 }
 
 export async function attributeContainer(container: string, deps: ContainerDeps = {}): Promise<PodmanAttribOutput> {
-  const state = await (deps.inspect ?? inspectContainer)(container);
+  const inspecting = (deps.inspect ?? inspectContainer)(container);
+  // The kernel ring is read while podman inspects (one read() per record, ~2 400 records and
+  // ~10 ms here); its lines are picked by the container's id once inspect has answered.
+  const kmsg = deps.readKmsg ? deps.readKmsg(-1) : readKmsg(-1, kmsgPath, 'attribution');
+  const state = await inspecting;
   if (state.status === 'running' || state.status === 'paused' || state.status === 'stopping') {
     throw new ToolError('usage', 'container-running', `container ${JSON.stringify(container)} is ${state.status}: attribute it after it ended`);
   }
@@ -64,7 +68,7 @@ export async function attributeContainer(container: string, deps: ContainerDeps 
   const layout = cgroupLayout(ours ? state.cgroupParent : `/${parentBase}/-none-`);
   const counters = ours ? readCounters(layout) : {};
   // The container's own cgroup (<parent>/libpod-<id>, or libpod-<id>.scope under systemd) is named in the kernel's lines.
-  const kernel = kernelEvidence((deps.readKmsg ?? readKmsg)(-1), `libpod-${state.id}`);
+  const kernel = kernelEvidence(kmsg, `libpod-${state.id}`);
   const eventLog = eventEvidence((deps.readEvents ?? readContainerEvents)({ id: state.id }, 0, eventLogPath()));
   const neverStarted = (state.status === 'created' || state.status === 'configured') && /^0001-01-01/.test(state.startedAt);
   const verdict = decide({

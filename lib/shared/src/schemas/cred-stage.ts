@@ -17,6 +17,8 @@ const planFields = {
   accounts: Type.Optional(
     Type.Record(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' }), Type.String({ minLength: 1 }), {
       description: 'account name -> credential file path (absolute or ~/...); wins over the accounts.json config file',
+      // A record's key pattern alone only selects which keys are checked; this refuses the rest.
+      additionalProperties: false,
     }),
   ),
   sessionSeconds: Type.Optional(
