@@ -70,6 +70,8 @@ export async function planCommand(request: LaunchRequest, cores: Cores, env: Nod
     command: plan.runPlan.command,
     runPlan: plan.runPlan,
     argv: plan.argv,
+    // The values behind the launcher's own names in runPlan.env (git's safe.directory): not secrets.
+    containerEnv: plan.containerEnv,
   };
 }
 
@@ -94,6 +96,7 @@ export async function kubeCommand(request: LaunchRequest, cores: Cores, env: Nod
     env: {
       PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
       HOME: '/sandbox/home',
+      ...plan.containerEnv,
       AGENT_SANDBOX_SESSION: plan.sessionId,
     },
   });

@@ -27,6 +27,8 @@ export interface MountPlan {
   mounts: MountT[];
   workdir: string;
   git: { kind: string; gitDir?: string; commonDir?: string };
+  /** git's command-scope configuration for the container (GIT_CONFIG_COUNT/KEY_n/VALUE_n: safe.directory). */
+  env: Record<string, string>;
 }
 
 export interface NnpProbe {
@@ -107,7 +109,7 @@ export interface Cores {
   planCredentials(input: CredInput, env: NodeJS.ProcessEnv): Promise<CredentialPlan>;
   stageCredentials(input: CredInput & { stageDir: string }, env: NodeJS.ProcessEnv): Promise<CredentialPlan>;
   unstageCredentials(stageDir: string): Promise<void>;
-  planMounts(input: { workspace: string; root: string; sessionId: string; credentials?: MountT[] }): Promise<MountPlan>;
+  planMounts(input: { workspace: string; root: string; sessionId: string; credentials?: MountT[]; gitRoots?: string[] }): Promise<MountPlan>;
   probe(): Promise<NnpProbe>;
   /** Runs argv through the systemd-run --user handoff; returns its exit status (89 on its own failure). */
   execWithHandoff(argv: string[]): Promise<number>;

@@ -35,6 +35,8 @@ export interface LaunchRequest {
   network: string;
   /** Stage an expiring credential anyway (cred-stage's allowExpiring); recorded in the ledger. */
   allowExpiring: boolean;
+  /** More roots permitted for git metadata besides the root (--git-root; local sessions only). */
+  gitRoots?: string[];
   host?: string;
   registryFile: string;
   registryExplicit: boolean;
@@ -250,10 +252,10 @@ async function launchRemote(
   if (request.workspace.includes('/')) {
     throw new ToolError('usage', 'remote-workspace-path', `--workspace: a remote host (${host.name}) takes a workspace id under its own <root>/workspaces, not a local path (${request.workspace})`);
   }
-  if (request.network !== 'none' || request.allowExpiring) {
-    // Neither crosses ssh: a namespace is a node-local name, and the node's own credential
-    // policy decides about expiring tokens.
-    throw new ToolError('usage', 'local-only-flag', `--network and --allow-expiring apply to sessions on this machine only, not on ${host.name}`);
+  if (request.network !== 'none' || request.allowExpiring || request.gitRoots) {
+    // None crosses ssh: a namespace is a node-local name, the node's own credential policy
+    // decides about expiring tokens, and which directories may be mounted is the node's call.
+    throw new ToolError('usage', 'local-only-flag', `--network, --allow-expiring and --git-root apply to sessions on this machine only, not on ${host.name}`);
   }
   const sessionRequest: SessionRequest = {
     version: 1,

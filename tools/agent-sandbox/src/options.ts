@@ -35,6 +35,7 @@ export const sessionFlags = [
   { flag: 'network', type: 'string', describe: 'the container\'s network: none (default) or ns:/run/netns/<name> (a namespace you made, e.g. a loopback-only model server)' },
   { flag: 'allow-expiring', type: 'boolean', describe: 'stage a credential that expires within the session anyway (recorded in the ledger)' },
   { flag: 'root', type: 'string', describe: 'permitted root (default $HOME/sandbox)' },
+  { flag: 'git-root', type: 'string', describe: 'also permit git metadata under this directory, mounted at the same path (a worktree whose repository is outside the root); repeatable; local sessions only' },
   { flag: 'hosts', type: 'string', describe: 'hosts registry (default ${XDG_CONFIG_HOME:-~/.config}/agent-sandbox/hosts.json)' },
   { flag: 'ledger', type: 'string', describe: 'ledger file (default ${XDG_STATE_HOME:-~/.local/state}/agent-sandbox/ledger.jsonl)' },
   { flag: 'result-file', type: 'string', describe: 'also write the verdict JSON here' },
@@ -70,6 +71,17 @@ function flagBool(options: Record<string, unknown>, key: string, flag: string): 
   return true;
 }
 
+/** --git-root, given any number of times: absolute paths (mount-plan realpaths and checks them). */
+export function parseGitRoots(options: Record<string, unknown>): string[] {
+  const given = options['gitRoot'];
+  if (given === undefined) return [];
+  const values = Array.isArray(given) ? given : [given];
+  return values.map((value) => {
+    if (typeof value !== 'string' || value === '') throw new ToolError('usage', 'bad-flag', `--git-root: expected a non-empty string, got ${JSON.stringify(value)}`);
+    return absolute('git-root', value);
+  });
+}
+
 /** The declared limits: defaults, then flags; validated against the schema (80 names the flag). */
 export function parseLimits(options: Record<string, unknown>): SessionLimits {
   const memory = str(options, 'memory') ?? defaultLimits.memory;
@@ -101,6 +113,7 @@ export function launchRequest(mode: Mode, options: Record<string, unknown>, rest
   const agentBin = str(options, 'agentBin');
   const network = parseNetwork(options);
   const allowExpiring = flagBool(options, 'allowExpiring', 'allow-expiring');
+  const gitRoots = parseGitRoots(options);
   return {
     mode,
     runtime: runtime as LaunchRequest['runtime'],
@@ -113,6 +126,7 @@ export function launchRequest(mode: Mode, options: Record<string, unknown>, rest
     agentArgs: rest,
     network,
     allowExpiring,
+    ...(gitRoots.length > 0 ? { gitRoots } : {}),
     ...(host ? { host } : {}),
     registryFile: hostsFlag ? absolute('hosts', hostsFlag) : defaultRegistryPath(env, home),
     registryExplicit: Boolean(hostsFlag),
@@ -144,6 +158,7 @@ export function sessionOptionsOf(
     agentArgs: request.agentArgs,
     network: request.network,
     allowExpiring: request.allowExpiring,
+    ...(request.gitRoots ? { gitRoots: request.gitRoots } : {}),
     tty: where.tty,
     interactive: request.mode === 'run',
     env: where.env,

@@ -40,6 +40,8 @@ export interface SessionOptions {
   network?: string;
   /** Stage a credential expiring within the session anyway (cred-stage allowExpiring). */
   allowExpiring?: boolean;
+  /** Directories besides the root where git metadata may be (mount-plan gitRoots). */
+  gitRoots?: string[];
   tty: boolean;
   interactive: boolean;
   /** The launcher's environment: values of the runtime's env names, and cred-stage's lookups. */
@@ -61,6 +63,12 @@ export interface SessionPlan {
   mounts: MountPlan;
   runPlan: RunPlan;
   argv: string[];
+  /**
+   * Values the launcher itself sets in the container (names in runPlan.env): git's
+   * command-scope configuration from mount-plan, without which git inside refuses a workspace
+   * it does not own ("dubious ownership") or a worktree seen at its host path.
+   */
+  containerEnv: Record<string, string>;
   /** Where cred-stage put the staged copies (removed when the session ends). */
   stageDir: string;
 }
@@ -95,6 +103,7 @@ export async function composePlan(options: SessionOptions, cores: Cores, stage: 
     root: layout.root,
     sessionId: layout.sessionId,
     credentials: credentials.mounts,
+    ...(options.gitRoots ? { gitRoots: [layout.root, ...options.gitRoots] } : {}),
   });
   const runPlan: RunPlan = {
     image: options.image,
@@ -102,7 +111,7 @@ export async function composePlan(options: SessionOptions, cores: Cores, stage: 
     network: options.network ?? 'none',
     mounts: mounts.mounts,
     limits: options.limits,
-    env: [...row.env.filter((name) => options.env[name] !== undefined), 'AGENT_SANDBOX_SESSION'],
+    env: [...new Set([...row.env.filter((name) => options.env[name] !== undefined), ...Object.keys(mounts.env), 'AGENT_SANDBOX_SESSION'])],
     command: containerCommand(options),
     tty: options.tty,
     interactive: options.interactive,
@@ -127,6 +136,7 @@ export async function composePlan(options: SessionOptions, cores: Cores, stage: 
     mounts,
     runPlan,
     argv,
+    containerEnv: mounts.env,
     stageDir,
   };
 }
@@ -156,7 +166,7 @@ export async function runComposed(plan: SessionPlan, cores: Cores, stdio: RunHoo
     try {
       outcome = await cores.runPlan(runPlan, {
         stdio,
-        env: podmanEnv({ ...env, AGENT_SANDBOX_SESSION: plan.sessionId }, plan.runPlan.env),
+        env: podmanEnv({ ...env, ...plan.containerEnv, AGENT_SANDBOX_SESSION: plan.sessionId }, plan.runPlan.env),
       });
     } finally {
       sampled = await sampler.stop();
