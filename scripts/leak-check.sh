@@ -16,8 +16,10 @@ for base in /sys/fs/cgroup/*/agent-sandbox; do
   left=$(find "$base" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
   [ -z "$left" ] || report "session cgroups left under $base: $(echo "$left" | tr '\n' ' ')"
 done
+owners=$(find /run/agent-sandbox/owners -mindepth 1 -maxdepth 1 2>/dev/null)
+[ -z "$owners" ] || report "session owner records left: $(echo "$owners" | tr '\n' ' ')"
 if [ "$problems" -gt 0 ]; then
   echo "leak-check: $problems kind(s) of leftovers: a test or a run did not clean up" >&2
   exit 1
 fi
-echo "leak-check: no containers, pods, network namespaces or session cgroups left" >&2
+echo "leak-check: no containers, pods, network namespaces, session cgroups or owner records left" >&2

@@ -8,4 +8,5 @@ export { findKernelEvents, parseKmsgRecord, readKmsg, kmsgMark } from './kernel-
 export { readContainerEvents, eventLogPath, eventLogMark } from './event-log.js';
 export { readCounters, peakFromCounters, parseKeyed } from './counters.js';
 export { checkSessionId, parentPath, cgroupLayout, createParent, removeParent, removeTree } from './cgroup-tree.js';
+export { ownerDir, recordOwner, sweepStaleParents, type SweepOptions } from './stale-parents.js';
 export { tool } from './cli.js';

@@ -10,6 +10,7 @@ import { cgroupMode } from '@agent-sandbox/shared';
 import { cgroupLayout, cgroupRoot, createParent, parentPath, removeParent, type CgroupLayout } from './cgroup-tree.js';
 import { eventLogMark, eventLogPath } from './event-log.js';
 import { openKmsgCursor, type KmsgCursor } from './kernel-log.js';
+import { recordOwner, sweepStaleParents } from './stale-parents.js';
 
 export interface Attribution {
   sessionId: string;
@@ -26,7 +27,11 @@ export interface Attribution {
   /** The kernel log, opened here and read on from where it was (attributeEnd finishes it). */
   kernel: KmsgCursor;
   eventLog: { path: string; offset: number };
-  /** Removes the parent cgroup tree (depth first) and the cidfile; idempotent, synchronous. Returns what was left. */
+  /**
+   * Removes the parent cgroup tree (depth first), the cidfile and the owner record, then sweeps
+   * parents left by owners that died (stale-parents.ts); idempotent, synchronous. Returns what
+   * was left of this session's parent.
+   */
   cleanup(): string[];
 }
 
@@ -41,6 +46,14 @@ export function prepareAttribution(options: PrepareOptions): Attribution {
   const layout = cgroupLayout(cgroupParent, cgroupMode(cgroupRoot));
   const cidfile = path.join(options.runDir ?? tmpdir(), `agent-sandbox-${options.sessionId}.cid`);
   rmSync(cidfile, { force: true });
+  // Before the parent exists, so a sweep never sees this parent without its owner. A record
+  // that cannot be written costs only the sweep's certainty (it then waits for the grace period).
+  let owner: string | undefined;
+  try {
+    owner = recordOwner(options.sessionId);
+  } catch {
+    owner = undefined;
+  }
   createParent(layout);
   const logPath = eventLogPath();
   // Records after the point the first read reaches are the session's only while nothing of
@@ -63,7 +76,13 @@ export function prepareAttribution(options: PrepareOptions): Attribution {
       if (cleaned) return [];
       const left = removeParent(layout);
       rmSync(cidfile, { force: true });
+      if (owner) rmSync(owner, { force: true });
       cleaned = left.length === 0;
+      try {
+        sweepStaleParents({ except: options.sessionId });
+      } catch {
+        // a sweep never fails this session's cleanup; the next one tries again
+      }
       return left;
     },
   };
