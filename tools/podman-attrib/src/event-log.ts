@@ -62,8 +62,14 @@ export function readContainerEvents(match: { name?: string; id?: string }, offse
   }
   const events: PodmanEventLine[] = [];
   let id = match.id;
+  // Lines that cannot name this container are skipped unparsed (the log is ~1 MB of every
+  // container's events here; parsing it all cost ~3.5 ms). Podman's names and IDs need no JSON
+  // escaping, so a line about the container holds them verbatim; an unusual name parses all.
+  const plainName = match.name !== undefined && /^[A-Za-z0-9_.-]+$/.test(match.name) ? match.name : undefined;
+  const mayMatch = (line: string) =>
+    (match.name !== undefined && plainName === undefined) || (plainName !== undefined && line.includes(plainName)) || (id !== undefined && line.includes(id));
   for (const line of text.split('\n')) {
-    if (!line.startsWith('{')) continue;
+    if (!line.startsWith('{') || !mayMatch(line)) continue;
     let event: Record<string, unknown>;
     try {
       event = JSON.parse(line) as Record<string, unknown>;
