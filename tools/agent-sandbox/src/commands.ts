@@ -21,7 +21,7 @@ import {
 } from './preflight.js';
 import { runtimes } from './runtimes.js';
 import { prepareHome } from './session-home.js';
-import { composePlan, type SessionOptions } from './session.js';
+import { composePlan, sessionIdentity, type SessionOptions } from './session.js';
 import { homeOf, sessionOptionsOf } from './options.js';
 
 function sessionOptions(request: LaunchRequest, env: NodeJS.ProcessEnv, user: string, host: string, kube: boolean): SessionOptions {
@@ -54,13 +54,7 @@ export async function planCommand(request: LaunchRequest, cores: Cores, env: Nod
   const plan = await composePlan(sessionOptions(request, env, user, host, false), cores, false);
   return {
     ok: true,
-    sessionId: plan.sessionId,
-    runtime: plan.runtime,
-    account: plan.account,
-    host: plan.host,
-    containment: plan.containment,
-    image: plan.image,
-    limits: plan.limits,
+    ...sessionIdentity(plan),
     workspace: plan.layout.workspace,
     root: plan.layout.root,
     credentials: { identity: plan.credentials.identity, mounts: plan.credentials.mounts, install: plan.credentials.install },

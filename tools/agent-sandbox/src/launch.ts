@@ -14,7 +14,7 @@ import { loadRegistry, pickHost, readMachineId } from './hosts.js';
 import { appendLedger, ledgerExit } from './ledger.js';
 import { checkImage, checkLimitsEnforceable, checkNoNewPrivs, checkRecursion, containmentMode, readHostFacts } from './preflight.js';
 import type { Progress } from './progress.js';
-import { checkStarted, composePlan, runComposed, type SessionOptions } from './session.js';
+import { checkStarted, composePlan, runComposed, sessionIdentity, type SessionOptions } from './session.js';
 import { sessionOptionsOf } from './options.js';
 import { dispatchOverSsh } from './ssh-dispatch.js';
 
@@ -194,13 +194,7 @@ export async function runLocal(
   }
   checkStarted(run);
   const line = verdictLine({
-    sessionId: plan.sessionId,
-    runtime: plan.runtime,
-    account: plan.account,
-    host: plan.host,
-    containment: plan.containment,
-    image: plan.image,
-    limits: plan.limits,
+    ...sessionIdentity(plan),
     startedAt: run.startedAt,
     endedAt: run.endedAt,
     exitCode: run.exitCode,

@@ -73,6 +73,12 @@ export interface SessionPlan {
   stageDir: string;
 }
 
+/** Who and what a session is, as its plan output and its ledger line both state it. */
+export function sessionIdentity(plan: SessionPlan) {
+  const { sessionId, runtime, account, host, containment, image, limits } = plan;
+  return { sessionId, runtime, account, host, containment, image, limits };
+}
+
 /** The session's staging directory for credential copies: <root>/secrets/<sessionId>, never mounted whole. */
 export function stageDirFor(layout: SessionLayout): string {
   return path.join(layout.root, 'secrets', layout.sessionId);
