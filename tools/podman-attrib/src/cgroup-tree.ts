@@ -43,7 +43,8 @@ export interface CgroupLayout {
   all: string[];
 }
 
-function hierarchyRoots(root: string): string[] {
+/** v1: every mounted hierarchy's directory, once (cpu and cpuacct are often one, linked twice). */
+export function hierarchyRoots(root: string): string[] {
   const out = new Set<string>();
   for (const entry of readdirSync(root)) {
     const dir = path.join(root, entry);

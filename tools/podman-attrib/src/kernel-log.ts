@@ -29,8 +29,11 @@ export function parseKmsgRecord(text: string): KmsgRecord | undefined {
   return { seq: Number(seq), usec: Number(usec), message };
 }
 
-/** The only kernel lines attribution reads (findKernelEvents); every other record can be skipped undecoded. */
-const attributionMarkers = [Buffer.from('oom-kill:'), Buffer.from('fork rejected by pids controller in ')];
+/** The only kernel lines attribution reads (findKernelEvents): an OOM kill, and a fork the pids controller refused. */
+const oomKillPrefix = 'oom-kill:';
+const pidsRejection = 'fork rejected by pids controller in ';
+/** The same, as bytes: every other record can be skipped undecoded. */
+const attributionMarkers = [oomKillPrefix, pidsRejection].map((marker) => Buffer.from(marker));
 
 /** Does the raw record (its first `length` bytes) hold a line attribution reads? */
 function mentionsAttribution(record: Buffer, length: number): boolean {
@@ -105,11 +108,11 @@ export function findKernelEvents(records: KmsgRecord[], match: string): KernelFi
   const oomKills: string[] = [];
   const pidsRejections: string[] = [];
   for (const { message } of records) {
-    if (message.startsWith('oom-kill:')) {
+    if (message.startsWith(oomKillPrefix)) {
       const memcg = /oom_memcg=([^,\s]+)/.exec(message)?.[1];
       if (memcg !== undefined && names.test(memcg)) oomKills.push(message);
-    } else if (message.includes('fork rejected by pids controller in ')) {
-      const where = message.slice(message.indexOf(' in ') + 4).trim();
+    } else if (message.includes(pidsRejection)) {
+      const where = message.slice(message.indexOf(pidsRejection) + pidsRejection.length).trim();
       if (names.test(where)) pidsRejections.push(message);
     }
   }

@@ -13,7 +13,8 @@
  */
 import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { cgroupLayout, cgroupRoot, parentBase, parentPath, removeParent } from './cgroup-tree.js';
+import { cgroupMode } from '@agent-sandbox/shared';
+import { cgroupLayout, cgroupRoot, hierarchyRoots, parentBase, parentPath, removeParent } from './cgroup-tree.js';
 
 /** Where owner records live: root's sessions under /run; others under their runtime directory. */
 export function ownerDir(uid = process.getuid?.() ?? 0, env: NodeJS.ProcessEnv = process.env): string {
@@ -118,8 +119,7 @@ export function sweepStaleParents(options: SweepOptions = {}): string[] {
 /** v2: the one hierarchy; v1: every mounted hierarchy directory. */
 function hierarchies(root: string): string[] {
   try {
-    if (statSync(path.join(root, 'cgroup.controllers'), { throwIfNoEntry: false })) return [root];
-    return readdirSync(root).map((entry) => path.join(root, entry));
+    return cgroupMode(root) === 'v2' ? [root] : hierarchyRoots(root);
   } catch {
     return [];
   }
