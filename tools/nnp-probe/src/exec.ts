@@ -12,10 +12,8 @@ import { ToolError } from '@agent-sandbox/shared';
 import { realDeps, type NnpDeps } from './deps.js';
 import { buildHandoffArgv, handoffPath } from './handoff-argv.js';
 import { newUnitName } from './handoff-unit.js';
-import { measure, statusFileFor } from './probe.js';
+import { measure, statusFileFor, systemdAndUserManager } from './probe.js';
 import { runChild, type ChildEnd } from './run-child.js';
-import { detectSystemdVersion } from './systemd-version.js';
-import { checkUserManager } from './user-manager.js';
 
 /**
  * True when we are in the foreground process group of our controlling terminal:
@@ -120,9 +118,7 @@ export async function execWithHandoff(argv: string[], deps: NnpDeps = realDeps()
       { unit: insideHandoff },
     );
   }
-  // systemd-run --version and loginctl run at once (each ~5 ms here).
-  const versionQuery = detectSystemdVersion(deps);
-  const [systemdVersion, report] = await Promise.all([versionQuery, checkUserManager(deps, versionQuery)]);
+  const { systemdVersion, userManager: report } = await systemdAndUserManager(deps);
   if (!report.ready) {
     throw new ToolError(
       'userManager',

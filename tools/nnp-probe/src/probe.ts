@@ -4,7 +4,7 @@
  * whether `exec` would hand off and with which argv.
  */
 import { ToolError } from '@agent-sandbox/shared';
-import type { NnpProbeOutput } from '@agent-sandbox/shared/schemas/nnp-probe';
+import type { NnpProbeOutput, UserManagerReport } from '@agent-sandbox/shared/schemas/nnp-probe';
 import { realDeps, type NnpDeps } from './deps.js';
 import { buildHandoffArgv, handoffPath } from './handoff-argv.js';
 import { findHandoffUnit, newUnitName } from './handoff-unit.js';
@@ -32,6 +32,13 @@ export async function measure(deps: NnpDeps): Promise<Measurement> {
   return { noNewPrivs, insideHandoff };
 }
 
+/** systemd's version and the user-manager preflight; systemd-run --version and loginctl run at once (each ~5 ms here). */
+export async function systemdAndUserManager(deps: NnpDeps): Promise<{ systemdVersion: number | null; userManager: UserManagerReport }> {
+  const versionQuery = detectSystemdVersion(deps);
+  const [systemdVersion, userManager] = await Promise.all([versionQuery, checkUserManager(deps, versionQuery)]);
+  return { systemdVersion, userManager };
+}
+
 /** The status file of one handoff: in the caller's runtime directory, which the preflight checked. */
 export function statusFileFor(deps: NnpDeps, unit: string): string {
   return `${deps.runtimeRoot}/${deps.uid}/${unit.replace(/\.service$/, '')}/status`;
@@ -40,9 +47,7 @@ export function statusFileFor(deps: NnpDeps, unit: string): string {
 /** The probe report; `command` fills the argv's tail (optional). */
 export async function probe(deps: NnpDeps = realDeps(), command: string[] = []): Promise<NnpProbeOutput> {
   const { noNewPrivs, insideHandoff } = await measure(deps);
-  // systemd-run --version and loginctl run at once (each ~5 ms here).
-  const versionQuery = detectSystemdVersion(deps);
-  const [systemdVersion, userManager] = await Promise.all([versionQuery, checkUserManager(deps, versionQuery)]);
+  const { systemdVersion, userManager } = await systemdAndUserManager(deps);
   const reexec = noNewPrivs && insideHandoff === null;
   const unit = newUnitName();
   const argv = reexec
