@@ -5,7 +5,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { isTerminal, processIo, runTool, toErrorDocument, type CommandSpec, type RunContext, type ToolSpec } from '@agent-sandbox/shared';
+import { isTerminal, processIo, runTool, writeStdout, toErrorDocument, type CommandSpec, type RunContext, type ToolSpec } from '@agent-sandbox/shared';
 import { doctorCommand, hostsCommand, kubeCommand, planCommand } from './commands.js';
 import type { Cores } from './cores.js';
 import { defaultRegistryPath } from './hosts.js';
@@ -184,7 +184,7 @@ export async function run(): Promise<void> {
   const entry: Entry = {
     cores: realCores(),
     argv: [process.execPath, ...process.argv.slice(1)],
-    writeStdout: (text) => process.stdout.write(text),
+    writeStdout: (text) => void writeStdout(text),
     readStdin: io.readStdin,
     stderrIsTTY: isTerminal(2),
   };
