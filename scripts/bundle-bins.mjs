@@ -21,7 +21,7 @@
 // made from (relative to dist/): the shim runs the bundle only while it is at least as new as
 // each of them.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
@@ -66,6 +66,30 @@ function lazyPackagesAsVendorFiles(used) {
       });
     },
   };
+}
+
+/** Each lazy package bundled once (every tool that uses it gets a copy in its own dist/vendor). */
+const vendorBundles = new Map();
+function vendorBundle(pkg) {
+  if (!vendorBundles.has(pkg)) {
+    // The vendor file's exports are what `await import(pkg)` gave the ES module code: the
+    // package's namespace, with its default export as module.exports when it has one (esbuild
+    // reads a required module.exports as the default export in node mode: yargs).
+    const built = build({
+      stdin: { contents: `const ns = require(${JSON.stringify(pkg)});\nmodule.exports = ns.default ?? ns;\n`, resolveDir: path.join(repo, 'lib', 'shared'), loader: 'js' },
+      write: false,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      legalComments: 'none',
+      logLevel: 'warning',
+      define: { 'import.meta.url': '__bundleUrl' },
+      banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+    }).then((result) => result.outputFiles[0].contents);
+    vendorBundles.set(pkg, built);
+  }
+  return vendorBundles.get(pkg);
 }
 
 for (const name of tools) {
@@ -113,21 +137,8 @@ for (const name of tools) {
   });
   rmSync(path.join(dist, 'vendor'), { recursive: true, force: true });
   for (const pkg of used) {
-    // The vendor file's exports are what `await import(pkg)` gave the ES module code: the
-    // package's namespace, with its default export as module.exports when it has one (esbuild
-    // reads a required module.exports as the default export in node mode: yargs).
-    await build({
-      stdin: { contents: `const ns = require(${JSON.stringify(pkg)});\nmodule.exports = ns.default ?? ns;\n`, resolveDir: path.join(repo, 'lib', 'shared'), loader: 'js' },
-      outfile: path.join(dist, 'vendor', `${pkg}.cjs`),
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      legalComments: 'none',
-      logLevel: 'warning',
-      define: { 'import.meta.url': '__bundleUrl' },
-      banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
-    });
+    mkdirSync(path.join(dist, 'vendor'), { recursive: true });
+    writeFileSync(path.join(dist, 'vendor', `${pkg}.cjs`), await vendorBundle(pkg));
   }
   const binEntry = path.join(repo, 'lib', 'shared', 'dist', 'bin-entry.cjs');
   const cache = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(require(process.argv[1]).writeCodeCache(process.argv[2])))', binEntry, outfile], {
