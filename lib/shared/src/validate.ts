@@ -62,10 +62,6 @@ function kindOf(schema: Schema): Kind {
   }
 }
 
-function isSchema(value: unknown): value is Schema {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function unsupported(key: string, where: string): never {
   throw new Error(`unsupported schema keyword "${key}" at ${where || '/'}`);
 }
@@ -74,7 +70,7 @@ function unsupported(key: string, where: string): never {
 const verified = new WeakSet<object>();
 
 function verify(schema: unknown, where: string): void {
-  if (!isSchema(schema)) throw new Error(`unsupported schema at ${where || '/'}: not an object`);
+  if (!isObjectLike(schema)) throw new Error(`unsupported schema at ${where || '/'}: not an object`);
   const kind = kindOf(schema);
   for (const key of Object.keys(schema)) {
     if (!descriptive.includes(key) && !keywords[kind].includes(key)) unsupported(key, where);
@@ -95,7 +91,7 @@ function verify(schema: unknown, where: string): void {
       }
       if (kind === 'record') {
         const patterns = schema.patternProperties;
-        if (!isSchema(patterns) || Object.keys(patterns).length !== 1) unsupported('patternProperties', where);
+        if (!isObjectLike(patterns) || Object.keys(patterns).length !== 1) unsupported('patternProperties', where);
         for (const [pattern, inner] of Object.entries(patterns)) {
           regex(pattern);
           verify(inner, `${where}/patternProperties/${pattern}`);
@@ -103,7 +99,7 @@ function verify(schema: unknown, where: string): void {
         return;
       }
       const properties = schema.properties ?? {};
-      if (!isSchema(properties)) unsupported('properties', where);
+      if (!isObjectLike(properties)) unsupported('properties', where);
       if (schema.required !== undefined && !Array.isArray(schema.required)) unsupported('required', where);
       for (const [key, inner] of Object.entries(properties)) verify(inner, `${where}/properties/${key}`);
       return;
@@ -133,7 +129,7 @@ function escapeKey(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
-/** TypeBox's IsObjectLike: arrays are not objects. */
+/** TypeBox's IsObjectLike: arrays are not objects (also what a schema node must be). */
 function isObjectLike(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
