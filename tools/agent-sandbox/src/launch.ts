@@ -15,7 +15,7 @@ import { appendLedger, ledgerExit } from './ledger.js';
 import { checkImage, checkLimitsEnforceable, checkNoNewPrivs, checkRecursion, containmentMode, readHostFacts } from './preflight.js';
 import type { Progress } from './progress.js';
 import { checkStarted, composePlan, runComposed, sessionIdentity, type SessionOptions } from './session.js';
-import { sessionOptionsOf } from './options.js';
+import { agentFields, sessionOptionsOf } from './options.js';
 import { dispatchOverSsh } from './ssh-dispatch.js';
 
 /** run: the agent owns the terminal; exec: output to a log, its path on stdout; receive: the ssh receiver (stdout passes through, no stdin). */
@@ -256,11 +256,7 @@ async function launchRemote(
     nodeMachineId: host.machineId,
     runtime: request.runtime,
     workspaceId: request.workspace,
-    ...(request.account ? { account: request.account } : {}),
-    limits: request.limits,
-    image: request.image,
-    ...(request.agentBin ? { agentBin: request.agentBin } : {}),
-    agentArgs: request.agentArgs,
+    ...agentFields(request),
   };
   let log: ReturnType<typeof openLog> | undefined;
   if (request.mode === 'exec') {

@@ -143,6 +143,20 @@ export function launchRequest(mode: Mode, options: Record<string, unknown>, rest
  * passed, and where it runs are the caller's: `run`/`exec`/`receive` and `plan`/`kube` differ
  * only there.
  */
+/**
+ * The fields that say what runs and under which limits, as a launch request, a session's
+ * options and the ssh wire request all name them (the optional ones only when set).
+ */
+export function agentFields(from: { account?: string | undefined; limits: SessionLimits; image: string; agentBin?: string | undefined; agentArgs: string[] }) {
+  return {
+    ...(from.account ? { account: from.account } : {}),
+    limits: from.limits,
+    image: from.image,
+    ...(from.agentBin ? { agentBin: from.agentBin } : {}),
+    agentArgs: from.agentArgs,
+  };
+}
+
 export function sessionOptionsOf(
   request: LaunchRequest,
   where: { env: NodeJS.ProcessEnv; tty: boolean; containment: SessionOptions['containment']; host: string },
@@ -151,11 +165,7 @@ export function sessionOptionsOf(
     runtime: request.runtime,
     workspace: request.workspace,
     root: request.root,
-    ...(request.account ? { account: request.account } : {}),
-    limits: request.limits,
-    image: request.image,
-    ...(request.agentBin ? { agentBin: request.agentBin } : {}),
-    agentArgs: request.agentArgs,
+    ...agentFields(request),
     network: request.network,
     allowExpiring: request.allowExpiring,
     ...(request.gitRoots ? { gitRoots: request.gitRoots } : {}),

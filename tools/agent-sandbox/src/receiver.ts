@@ -10,6 +10,7 @@ import { SessionRequest, type LedgerLine } from '@agent-sandbox/shared/schemas/a
 import type { Cores } from './cores.js';
 import { readMachineId, hostName } from './hosts.js';
 import { recordVerdict, runLocal, type LaunchIo, type LaunchRequest } from './launch.js';
+import { agentFields } from './options.js';
 import { checkRecursion, containmentMode, readHostFacts } from './preflight.js';
 import { receiverStartedTag, receiverVerdictTag } from './ssh-dispatch.js';
 
@@ -40,11 +41,7 @@ export async function receive(stdinText: string, config: ReceiverConfig, cores: 
     runtime: request.runtime,
     workspace: request.workspaceId,
     root: config.root,
-    ...(request.account ? { account: request.account } : {}),
-    limits: request.limits,
-    image: request.image,
-    ...(request.agentBin ? { agentBin: request.agentBin } : {}),
-    agentArgs: request.agentArgs,
+    ...agentFields(request),
     network: 'none',
     allowExpiring: false,
     registryFile: '/dev/null',
