@@ -77,7 +77,7 @@ export interface MainResult {
 const exitTable = `Exit codes: 0..255 the contained command's own status; 80 usage; 81 node unreachable;
 82 image absent; 83 container failed to start; 84 user manager missing (loginctl enable-linger);
 85 credential; 86 unsafe path; 87 git metadata not mountable; 88 limits not enforceable;
-89 systemd-run failed; 90 refused by policy; 91 internal error.`;
+89 systemd-run failed; 90 refused by policy; 91 internal error; 92 workspace busy.`;
 
 function kebabToCamel(flag: string): string {
   return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());

@@ -1,7 +1,7 @@
 /**
  * The exit-code table of shared/DESIGN.md, the one place it is written down.
  * 0..79 (and anything the contained command returns) is the agent's own status,
- * passed through unchanged; our own refusals use 80..91 so a caller can tell
+ * passed through unchanged; our own refusals use 80..92 so a caller can tell
  * "the agent failed" from "we refused to start it".
  */
 export const ExitCode = {
@@ -29,6 +29,8 @@ export const ExitCode = {
   policy: 90,
   /** internal error (a bug) */
   internal: 91,
+  /** the workspace is busy: another session runs in it (the message names it) */
+  busy: 92,
 } as const;
 
 export type ExitName = keyof typeof ExitCode;

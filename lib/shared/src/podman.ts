@@ -117,7 +117,7 @@ export type AttachedStdio = 'inherit' | 'ignore' | readonly AttachedStdioSlot[];
  */
 export async function spawnPodmanAttached(
   args: string[],
-  call: { stdio?: AttachedStdio; env?: NodeJS.ProcessEnv; passEnv?: string[]; signal?: AbortSignal } = {},
+  call: { stdio?: AttachedStdio; env?: NodeJS.ProcessEnv; passEnv?: string[]; signal?: AbortSignal; onSpawn?: (pid: number | undefined) => void } = {},
 ): Promise<number> {
   const opened: number[] = [];
   const slot = (s: AttachedStdioSlot) => {
@@ -135,6 +135,7 @@ export async function spawnPodmanAttached(
         cwd: scratch.dir,
         env: call.env ?? podmanEnv(process.env, call.passEnv),
       });
+      call.onSpawn?.(child.pid);
       const abort = () => child.kill('SIGTERM');
       call.signal?.addEventListener('abort', abort, { once: true });
       child.once('error', () => resolve(-1));

@@ -40,3 +40,9 @@ export const Mount = Closed(
   },
   { description: 'a bind mount: host source at container destination' },
 );
+
+/** A size as podman takes it: "512m", "4G", "1.5g", "512MiB" or bytes (parsed by lib/shared/src/limits.ts). */
+export const SizeText = Type.String({ pattern: '^[0-9]+(\\.[0-9]+)? ?[kmgtpKMGTP]?([iI]?[bB])?$', description: 'bytes, or a number with a unit k/m/g/t' });
+
+/** "90s", "45m", "2h", "1h30m" or seconds (parsed by lib/shared/src/limits.ts). */
+export const DurationText = Type.String({ pattern: '^([0-9]+|([0-9]+h)?([0-9]+m)?([0-9]+s)?)$', minLength: 1, description: 'seconds, or a duration such as 45m or 1h30m' });

@@ -1,39 +1,39 @@
 /**
- * The subcommands that print one JSON document and run nothing: plan, kube, hosts, doctor.
+ * The subcommands that print one JSON document and run no agent: plan, kube, hosts, doctor.
+ * plan and kube compose the same session plan as a run (session-prepare.ts), so what they
+ * print is what a run would do.
  */
-import { ExitCode, ToolError } from '@agent-sandbox/shared';
+import { ExitCode, ToolError, cgroupMode } from '@agent-sandbox/shared';
+import { crypto } from '@agent-sandbox/shared/builtins';
+import { runtimeNames } from '@agent-sandbox/shared/runtimes';
 import type { DoctorReport } from '@agent-sandbox/shared/schemas/agent-sandbox';
-import type { Cores } from './cores.js';
+import { hostPreflight } from '@agent-sandbox/sandbox-run';
+import { planCredentials, stageCredentials } from '@agent-sandbox/cred-stage';
+import { podEnv, type SessionIdentity } from './compose.js';
 import { loadRegistry, pickHost, probeSsh, readMachineId } from './hosts.js';
 import { podManifest } from './kube-manifest.js';
-import type { LaunchRequest } from './launch.js';
+import { resolveLayout } from './layout.js';
 import {
-  checkImage,
   checkKernelLog,
-  checkLimitsEnforceable,
+  checkLedgerWritable,
   checkNoNewPrivs,
   checkPodman,
   checkRecursion,
+  checkStorageWritable,
   checkSubuids,
   containmentMode,
+  diskCeiling,
   doctorCheck,
-  readHostFacts,
+  probeNoNewPrivs,
 } from './preflight.js';
-import { runtimes } from './runtimes.js';
+import { homeOf, type LaunchRequest } from './request.js';
+import { composeSession } from './session-prepare.js';
 import { prepareHome } from './session-home.js';
-import { composePlan, sessionIdentity, type SessionOptions } from './session.js';
-import { homeOf, sessionOptionsOf } from './options.js';
+import { lockWorkspace } from './session-lock.js';
 
-function sessionOptions(request: LaunchRequest, env: NodeJS.ProcessEnv, user: string, host: string, kube: boolean): SessionOptions {
-  if (kube && request.network !== 'none') {
-    throw new ToolError('usage', 'bad-flag', `--network: a Pod has no podman network namespace to join; kube takes only "none", got ${JSON.stringify(request.network)}`);
-  }
-  return sessionOptionsOf(request, {
-    env,
-    tty: false,
-    containment: kube ? 'kube' : containmentMode(readHostFacts(user)),
-    host,
-  });
+export interface CommandIo {
+  env: NodeJS.ProcessEnv;
+  user: string;
 }
 
 /** The host the plan is for: local only (a remote node composes its own plan). */
@@ -47,18 +47,37 @@ async function localHost(request: LaunchRequest): Promise<string> {
   return picked.host.name;
 }
 
-/** `plan`: the composed session plan; stages nothing and starts nothing. */
-export async function planCommand(request: LaunchRequest, cores: Cores, env: NodeJS.ProcessEnv, user: string) {
-  checkRecursion(env);
+/** The session plan for a request, as a run would compose it (nothing staged, nothing started). */
+async function planFor(request: LaunchRequest, io: CommandIo, containment: SessionIdentity['containment']) {
+  checkRecursion(io.env);
   const host = await localHost(request);
-  const plan = await composePlan(sessionOptions(request, env, user, host, false), cores, false);
+  const layout = await resolveLayout(request.workspace, request.root);
+  const facts = await hostPreflight(request.image, { checkImage: false });
+  const identity: SessionIdentity = {
+    runId: crypto().randomBytes(8).toString('hex'),
+    sessionId: layout.sessionId,
+    runtime: request.runtime,
+    account: request.account ?? null,
+    host,
+    containment,
+    image: request.image,
+    limits: diskCeiling(request.limits, request.diskGiven, layout.root),
+    startedAt: new Date().toISOString(),
+  };
+  return await composeSession(request, layout, identity, facts, { ...io, stdinIsTTY: false, stdoutIsTTY: false });
+}
+
+/** `plan`: the composed session plan; stages nothing and starts nothing. */
+export async function planCommand(request: LaunchRequest, io: CommandIo) {
+  const { plan } = await planFor(request, io, containmentMode());
+  const { runId: _runId, startedAt: _startedAt, ...identity } = plan.identity;
   return {
     ok: true,
-    ...sessionIdentity(plan),
+    ...identity,
     workspace: plan.layout.workspace,
     root: plan.layout.root,
     credentials: { identity: plan.credentials.identity, mounts: plan.credentials.mounts, install: plan.credentials.install },
-    mounts: plan.mounts.mounts,
+    mounts: plan.allMounts,
     workdir: plan.mounts.workdir,
     git: plan.mounts.git,
     command: plan.runPlan.command,
@@ -74,25 +93,28 @@ export async function planCommand(request: LaunchRequest, cores: Cores, env: Nod
  * credential copy (<root>/secrets/<id>, owned by uid 1000, which the hostPath volume names)
  * and hands the session home to uid 1000, so the manifest runs as printed; remove
  * <root>/secrets/<id> when the pod has ended. On a cluster the credential would be a Secret.
+ * A workspace with a running session is refused (92) before anything is staged.
  */
-export async function kubeCommand(request: LaunchRequest, cores: Cores, env: NodeJS.ProcessEnv, user: string) {
-  checkRecursion(env);
-  const host = await localHost(request);
-  const plan = await composePlan(sessionOptions(request, env, user, host, true), cores, true);
-  prepareHome(plan.layout.home, process.geteuid?.() ?? 0);
+export async function kubeCommand(request: LaunchRequest, io: CommandIo) {
+  const { plan, stageInput } = await planFor(request, io, 'kube');
+  if (request.network !== 'none') {
+    throw new ToolError('usage', 'bad-flag', `--network: a Pod has no podman network namespace to join; kube takes only "none", got ${JSON.stringify(request.network)}`);
+  }
+  const lock = lockWorkspace(plan.layout.lockFile, plan.layout.recordFile, plan.layout.sessionId);
+  try {
+    await stageCredentials(stageInput, { env: io.env });
+    prepareHome(plan.layout.home, process.geteuid?.() ?? 0);
+  } finally {
+    lock.release();
+  }
   return podManifest({
-    sessionId: plan.sessionId,
-    image: plan.image,
+    sessionId: plan.layout.sessionId,
+    image: plan.identity.image,
     command: plan.runPlan.command ?? [],
     workdir: plan.mounts.workdir,
-    mounts: plan.mounts.mounts,
-    limits: plan.limits,
-    env: {
-      PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-      HOME: '/sandbox/home',
-      ...plan.containerEnv,
-      AGENT_SANDBOX_SESSION: plan.sessionId,
-    },
+    mounts: plan.allMounts,
+    limits: plan.identity.limits,
+    env: podEnv(plan),
   });
 }
 
@@ -106,43 +128,44 @@ export async function hostsCommand(registryFile: string, explicit: boolean, mach
     const answer = local ? undefined : h.ssh ? await probeSsh(h.ssh.address, h.ssh.port ?? 22, 3000) : 'no ssh entry';
     hosts.push({ name: h.name, roles: h.roles, machineId: h.machineId, local, answers: local || answer === undefined, ...(answer ? { why: answer } : {}) });
   }
-  return { ok: true, registry: registryFile, machineId, hosts, runtimes: Object.keys(runtimes) };
+  return { ok: true, registry: registryFile, machineId, hosts, runtimes: runtimeNames };
 }
 
 /** `doctor`: every preflight line for this node, from the same checks the run path uses. */
-export async function doctorCommand(
-  request: LaunchRequest,
-  cores: Cores,
-  env: NodeJS.ProcessEnv,
-  user: string,
-  runtimeGiven: boolean,
-): Promise<DoctorReport & { exitCode: number }> {
-  const facts = readHostFacts(user);
+export async function doctorCommand(request: LaunchRequest, io: CommandIo, runtimeGiven: boolean): Promise<DoctorReport & { exitCode: number }> {
+  const euid = process.geteuid?.() ?? 0;
   const checks = [
-    await doctorCheck('not inside a session', true, () => checkRecursion(env)),
+    await doctorCheck('not inside a session', true, () => checkRecursion(io.env)),
     await doctorCheck('host', true, async () => `${await localHost(request)} (this machine)`),
-    await doctorCheck('podman and OCI runtime', true, async () => `podman ${await checkPodman()}, runtime ${facts.runtime ?? 'default'}`),
-    await doctorCheck('cgroup limits enforceable', true, () => {
-      checkLimitsEnforceable(facts);
-      return `cgroup ${facts.cgroup}, ${containmentMode(facts)}`;
+    await doctorCheck('podman', true, async () => `podman ${await checkPodman()}`),
+    await doctorCheck('cgroup limits enforceable and an OCI runtime', true, async () => {
+      const facts = await hostPreflight(request.image, { checkImage: false });
+      return `cgroup ${facts.cgroupMode}, runtime ${facts.runtime ?? 'podman default'}, ${containmentMode(euid)}`;
     }),
-    await doctorCheck('rootless subuids', true, () => (checkSubuids(facts), facts.euid === 0 ? 'not needed (root)' : 'present')),
+    await doctorCheck('rootless subuids', true, () => (checkSubuids(euid, io.user), euid === 0 ? 'not needed (root)' : 'present')),
     await doctorCheck('NoNewPrivs and user manager', true, async () => {
-      const p = await cores.probe();
-      const { reexec } = checkNoNewPrivs(p);
-      return `NoNewPrivs ${p.noNewPrivs ? 1 : 0}${reexec ? ', handoff through systemd-run --user' : ', no handoff needed'}`;
+      const state = await probeNoNewPrivs();
+      const { reexec } = checkNoNewPrivs(state);
+      return `NoNewPrivs ${state.noNewPrivs ? 1 : 0}${reexec ? ', handoff through systemd-run --user' : ', no handoff needed'}`;
     }),
-    await doctorCheck('image present', true, async () => (await checkImage(request.image), request.image)),
+    await doctorCheck('image present', true, async () => (await hostPreflight(request.image, {}), request.image)),
+    await doctorCheck("podman's storage writable", true, () => checkStorageWritable()),
+    await doctorCheck('ledger writable', true, () => (checkLedgerWritable(request.ledgerFile), request.ledgerFile)),
     ...(await Promise.all(
-      Object.keys(runtimes).map((runtime) =>
+      runtimeNames.map((runtime) =>
         doctorCheck(`credential ${runtime}`, runtimeGiven && runtime === request.runtime, async () => {
-          const plan = await cores.planCredentials({ runtime, ...(request.account ? { account: request.account } : {}), home: homeOf(env) }, env);
-          return `${(plan.identity as { path?: string } | undefined)?.path ?? 'staged'}`;
+          const plan = await planCredentials({ runtime, ...(request.account ? { account: request.account } : {}), home: homeOf(io.env) }, { env: io.env });
+          return plan.identity.path;
         }),
       ),
     )),
-    await doctorCheck('kernel log (attribution)', false, async () => (await checkKernelLog(), 'readable')),
+    await doctorCheck('kernel log (attribution on cgroup v1)', false, async () => {
+      if (cgroupMode() === 'v2') return 'not needed (cgroup v2 counters)';
+      await checkKernelLog();
+      return 'readable';
+    }),
   ];
   const failed = checks.find((c) => c.required && !c.ok);
   return { ok: !failed, host: request.host ?? 'local', checks, exitCode: failed ? (failed.exitCode ?? ExitCode.internal) : 0 };
 }
+

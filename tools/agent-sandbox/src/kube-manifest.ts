@@ -7,8 +7,9 @@
  * node-wide `podPidsLimit` sets it at the pod cgroup (a longer note as an annotation is
  * refused by podman 4.3's kube play: values over 63 characters).
  */
+import { parseSize } from '@agent-sandbox/shared/limits';
 import type { SessionLimits } from '@agent-sandbox/shared/schemas/agent-sandbox';
-import type { MountT } from './cores.js';
+import type { MountEntry } from '@agent-sandbox/shared/schemas/mount-plan';
 
 export const containerName = 'agent';
 export const pidsAnnotation = `io.podman.annotations.pids-limit/${containerName}`;
@@ -19,17 +20,18 @@ export interface KubeInput {
   image: string;
   command: string[];
   workdir: string;
-  mounts: MountT[];
+  mounts: MountEntry[];
   limits: SessionLimits;
   env: Record<string, string>;
 }
 
-/** podman memory syntax ("12g", "512m", "4096") -> a Kubernetes quantity ("12Gi", "512Mi", "4096"). */
+/** A size as the launcher takes it ("12g", "512m", "1.5g", bytes) -> a Kubernetes quantity ("12Gi", "512Mi", "1536Mi"). */
 export function memoryQuantity(value: string): string {
-  const m = /^([0-9]+)([bkmg]?)$/.exec(value);
-  if (!m) throw new Error(`not a memory size: ${value}`);
-  const suffix = { '': '', b: '', k: 'Ki', m: 'Mi', g: 'Gi' }[m[2] as '' | 'b' | 'k' | 'm' | 'g'];
-  return `${m[1]}${suffix}`;
+  const bytes = parseSize('--memory', value);
+  for (const [unit, size] of [['Gi', 1024 ** 3], ['Mi', 1024 ** 2], ['Ki', 1024]] as const) {
+    if (bytes % size === 0) return `${bytes / size}${unit}`;
+  }
+  return String(bytes);
 }
 
 /** cpus (1.5) -> a Kubernetes cpu quantity in millicores ("1500m"). */

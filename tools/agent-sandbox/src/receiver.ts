@@ -1,17 +1,20 @@
 /**
- * The node side of ssh dispatch: `agent-sandbox receive`, installed as the forced command
- * of the dispatch key (authorized_keys: `restrict,command="agent-sandbox receive ..."`).
- * The key can do one thing: hand a session request (JSON on stdin) to the same validation
- * and run path as a local `run`. What the client asked to execute (SSH_ORIGINAL_COMMAND)
- * is ignored. A request naming another node's machine-id is refused (90).
+ * The node side of ssh dispatch: `agent-sandbox receive`, installed as the forced command of
+ * the dispatch key (authorized_keys: `restrict,command="agent-sandbox receive ..."`). The key
+ * can do one thing: hand a session request to the same forward path as a local `run`. What the
+ * client asked to execute (SSH_ORIGINAL_COMMAND) is ignored. A request naming another node's
+ * machine-id is refused (90).
+ *
+ * The request is the first line on stdin; the client keeps stdin open for the whole session.
+ * End of file on stdin means the connection is gone (the dispatching launcher or its ssh was
+ * killed): the session is stopped, with reason "abandoned", instead of running on unattended.
  */
-import { validateDocument, parseJsonDocument, ToolError, toErrorDocument } from '@agent-sandbox/shared';
-import { SessionRequest, type LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
-import type { Cores } from './cores.js';
-import { readMachineId, hostName } from './hosts.js';
-import { recordVerdict, runLocal, type LaunchIo, type LaunchRequest } from './launch.js';
-import { agentFields } from './options.js';
-import { checkRecursion, containmentMode, readHostFacts } from './preflight.js';
+import { ToolError, parseJsonDocument, validateDocument } from '@agent-sandbox/shared';
+import { SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import { hostName, readMachineId } from './hosts.js';
+import { launch } from './launch.js';
+import type { LaunchIo } from './launch-io.js';
+import type { LaunchRequest } from './request.js';
 import { receiverStartedTag, receiverVerdictTag } from './ssh-dispatch.js';
 
 export interface ReceiverConfig {
@@ -19,6 +22,14 @@ export interface ReceiverConfig {
   ledgerFile: string;
   logDir: string;
   machineIdFile: string;
+}
+
+/** The client's side of the channel: the request's line, and a signal for the end of the connection. */
+export interface Channel {
+  firstLine: () => Promise<string>;
+  closed: AbortSignal;
+  /** Stops watching the connection (the receiver is done). */
+  close: () => void;
 }
 
 /** Parses and checks a request; refusals before acceptance are 80 (malformed) or 90 (wrong node). */
@@ -30,20 +41,21 @@ export function acceptRequest(text: string, machineId: string): SessionRequest {
   return request;
 }
 
-/** Runs one received request; returns the exit status (the agent's, or ours). */
-export async function receive(stdinText: string, config: ReceiverConfig, cores: Cores, io: LaunchIo): Promise<number> {
-  const startedAt = new Date().toISOString();
-  const machineId = readMachineId(config.machineIdFile);
-  const request = acceptRequest(stdinText, machineId);
-  io.log(`${receiverStartedTag}${request.workspaceId}`);
-  const launchRequest: LaunchRequest = {
+function launchRequestOf(request: SessionRequest, config: ReceiverConfig): LaunchRequest {
+  return {
     mode: 'receive',
     runtime: request.runtime,
     workspace: request.workspaceId,
     root: config.root,
-    ...agentFields(request),
+    ...(request.account ? { account: request.account } : {}),
+    limits: request.limits,
+    diskGiven: true,
+    image: request.image,
+    ...(request.agentBin ? { agentBin: request.agentBin } : {}),
+    agentArgs: request.agentArgs,
     network: 'none',
     allowExpiring: false,
+    gitRoots: [],
     registryFile: '/dev/null',
     registryExplicit: false,
     ledgerFile: config.ledgerFile,
@@ -51,39 +63,32 @@ export async function receive(stdinText: string, config: ReceiverConfig, cores: 
     machineIdFile: config.machineIdFile,
     selfArgv: [],
   };
-  const host = hostName();
-  let line: LedgerLine;
-  let exitCode: number;
+}
+
+/** Runs one received request; returns the exit status (the agent's, or ours). */
+export async function receive(channel: Channel, config: ReceiverConfig, io: LaunchIo): Promise<number> {
   try {
-    checkRecursion(io.env);
-    const containment = containmentMode(readHostFacts(io.user));
-    const local = await runLocal(launchRequest, cores, io, { hostName: host, containment });
-    line = { ...local.line, remote: { machineId, host } };
-    exitCode = local.exitCode;
-  } catch (err) {
-    const { document, exitCode: code } = toErrorDocument(err);
-    io.log(`agent-sandbox receive: ${document.error.message}`);
-    exitCode = code;
-    line = {
-      version: 1,
-      sessionId: request.workspaceId,
-      runtime: request.runtime,
-      account: request.account ?? null,
-      host,
-      containment: null,
-      image: request.image,
-      limits: request.limits,
-      startedAt,
-      endedAt: new Date().toISOString(),
-      exitCode: code,
-      outcome: 'refused',
-      reason: document.error.code,
-      message: document.error.message,
-      peak: null,
-      remote: { machineId, host },
-    };
+    return await receiveOn(channel, config, io);
+  } finally {
+    channel.close();
   }
-  recordVerdict({ ledgerFile: config.ledgerFile }, line, io.log);
-  io.log(`${receiverVerdictTag}${JSON.stringify(line)}`);
+}
+
+async function receiveOn(channel: Channel, config: ReceiverConfig, io: LaunchIo): Promise<number> {
+  const machineId = readMachineId(config.machineIdFile);
+  const request = acceptRequest(await channel.firstLine(), machineId);
+  io.log(`${receiverStartedTag}${request.workspaceId}`);
+  let verdict: unknown;
+  const host = hostName();
+  const exitCode = await launch(launchRequestOf(request, config), {
+    ...io,
+    host,
+    stop: channel.closed,
+    remote: { machineId, host },
+    onVerdict: (line) => {
+      verdict = line;
+    },
+  });
+  io.log(`${receiverVerdictTag}${JSON.stringify(verdict ?? {})}`);
   return exitCode;
 }

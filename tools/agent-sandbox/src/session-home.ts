@@ -7,10 +7,7 @@
 import { lstatSync, lchownSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
-
-export const containerHome = '/sandbox/home';
-export const agentUid = 1000;
-export const agentGid = 1000;
+import { agentGid, agentUid, containerHome } from '@agent-sandbox/shared/container-layout';
 
 /** Rootful podman runs the agent as uid 1000 with no capabilities: the home must be its own. */
 export function prepareHome(home: string, euid: number): void {
@@ -28,14 +25,12 @@ export function hostPathInHome(home: string, containerPath: string): string | un
   return path.join(home, ...rel.split('/'));
 }
 
+/** Host paths of the credential copies the container installs in the home. */
+export function installedPaths(home: string, installs: { to: string }[]): string[] {
+  return installs.map((step) => hostPathInHome(home, step.to)).filter((p): p is string => p !== undefined);
+}
+
 /** Removes the installed credential copies from the host side of the home. */
-export function scrubInstalled(home: string, installs: { to: string }[]): string[] {
-  const removed: string[] = [];
-  for (const step of installs) {
-    const host = hostPathInHome(home, step.to);
-    if (!host) continue;
-    rmSync(host, { force: true });
-    removed.push(host);
-  }
-  return removed;
+export function scrubInstalled(paths: string[]): void {
+  for (const file of paths) rmSync(file, { force: true });
 }

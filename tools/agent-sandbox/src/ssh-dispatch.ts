@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { HostEntry, HostSsh, SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import { ToolError } from '@agent-sandbox/shared';
-import type { LogTarget } from './cores.js';
+
 
 /** Lines the receiver writes on stderr so the dispatcher can tell its stages apart. */
 export const receiverStartedTag = 'agent-sandbox-receiver: accepted ';
@@ -62,7 +62,7 @@ export interface DispatchResult {
 export async function dispatchOverSsh(
   host: HostEntry,
   request: SessionRequest,
-  io: { stdout: LogTarget | 'inherit'; stderr: (line: string) => void },
+  io: { stdout: { file: string; append: true } | 'inherit'; stderr: (line: string) => void },
 ): Promise<DispatchResult> {
   if (!host.ssh) throw new ToolError('internal', 'no-ssh-entry', `host ${host.name} has no ssh entry`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sandbox-ssh-'));
@@ -72,14 +72,18 @@ export async function dispatchOverSsh(
     const [bin, ...args] = buildSshArgv(host.ssh, knownHosts);
     // Loaded on first use: execa is a large module that a session's common path never needs.
     const { execa } = await import('execa');
+    // The request is one line; stdin then stays open for the whole session. If this process
+    // dies, the pipe closes, ssh sends end of file, and the receiver stops the session.
     const child = execa(bin!, args, {
-      input: `${JSON.stringify(request)}\n`,
+      stdin: 'pipe',
       stdout: io.stdout,
       stderr: 'pipe',
       reject: false,
       buffer: { stdout: false, stderr: false },
       shell: false,
     });
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.write(`${JSON.stringify(request)}\n`);
     let started = false;
     let verdict: Record<string, unknown> | undefined;
     const tail: string[] = [];

@@ -5,27 +5,29 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { isTerminal, processIo, runTool, writeStdout, toErrorDocument, type CommandSpec, type RunContext, type ToolSpec } from '@agent-sandbox/shared';
+import { isTerminal, processIo, runTool, writeStdout, type CommandSpec, type RunContext, type ToolSpec } from '@agent-sandbox/shared';
+import { crypto } from '@agent-sandbox/shared/builtins';
 import { doctorCommand, hostsCommand, kubeCommand, planCommand } from './commands.js';
-import type { Cores } from './cores.js';
+import type { SessionIdentity } from './compose.js';
 import { defaultRegistryPath } from './hosts.js';
-import { launch, recordVerdict, type Mode } from './launch.js';
+import { launch } from './launch.js';
+import type { LaunchIo } from './launch-io.js';
 import { defaultLedgerPath } from './ledger.js';
-import { homeOf, launchRequest, sessionFlags } from './options.js';
 import { makeProgress } from './progress.js';
-import { realCores } from './real-cores.js';
-import { receive } from './receiver.js';
-import { defaultRoot } from './session-layout.js';
-import { defaultImage } from './session.js';
+import { receive, type Channel } from './receiver.js';
+import { defaultImage, defaultRoot, homeOf, parseRequest, sessionFlags, type Mode } from './request.js';
+import { sweepAbandoned } from './sweep.js';
+import { recordVerdict, refusedLine } from './verdict.js';
+import { defaultLimits } from '@agent-sandbox/shared/limits';
 
 const user = () => os.userInfo().username;
 const options = sessionFlags.map((f) => ({ flag: f.flag, type: f.type, describe: f.describe }));
 
 export interface Entry {
-  cores: Cores;
   argv: string[];
   writeStdout: (text: string) => void;
-  readStdin: () => Promise<string>;
+  /** The receiver's channel: the request's first line on stdin, and the connection's end. */
+  channel: () => Channel;
   stderrIsTTY: boolean;
 }
 
@@ -34,33 +36,36 @@ export interface Entry {
  * ledger line, never JSON on stdout (stdout belongs to the agent in run and exec).
  */
 function refuseUsage(err: unknown, ctx: RunContext): number {
-  const { document, exitCode } = toErrorDocument(err);
-  ctx.log(`agent-sandbox: ${document.error.message}`);
-  const ledger = typeof ctx.options['ledger'] === 'string' && path.isAbsolute(ctx.options['ledger']) ? ctx.options['ledger'] : defaultLedgerPath(ctx.env, homeOf(ctx.env));
-  const result = typeof ctx.options['resultFile'] === 'string' && path.isAbsolute(ctx.options['resultFile']) ? ctx.options['resultFile'] : undefined;
-  const now = new Date().toISOString();
-  recordVerdict(
-    { ledgerFile: ledger, ...(result ? { resultFile: result } : {}) },
-    {
-      version: 1,
-      sessionId: typeof ctx.options['workspace'] === 'string' ? path.basename(ctx.options['workspace']) : 'unknown',
-      runtime: typeof ctx.options['runtime'] === 'string' ? ctx.options['runtime'] : 'unknown',
-      account: null,
-      host: 'unknown',
-      containment: null,
-      image: typeof ctx.options['image'] === 'string' ? ctx.options['image'] : defaultImage,
-      limits: null,
-      startedAt: now,
-      endedAt: now,
-      exitCode,
-      outcome: 'refused',
-      reason: document.error.code,
-      message: document.error.message,
-      peak: null,
-    },
-    ctx.log,
-  );
+  const opt = (key: string) => (typeof ctx.options[key] === 'string' ? (ctx.options[key] as string) : undefined);
+  const absolute = (key: string) => (opt(key) && path.isAbsolute(opt(key)!) ? opt(key) : undefined);
+  const identity: SessionIdentity = {
+    runId: crypto().randomBytes(8).toString('hex'),
+    sessionId: opt('workspace') ? path.basename(opt('workspace')!) : 'unknown',
+    runtime: 'codex',
+    account: null,
+    host: 'unknown',
+    containment: null,
+    image: opt('image') ?? defaultImage,
+    limits: defaultLimits,
+    startedAt: new Date().toISOString(),
+  };
+  const { line, exitCode, message } = refusedLine(identity, err);
+  ctx.log(`agent-sandbox: ${message}`);
+  const ledgerFile = absolute('ledger') ?? defaultLedgerPath(ctx.env, homeOf(ctx.env));
+  recordVerdict({ ledgerFile, ...(absolute('resultFile') ? { resultFile: absolute('resultFile')! } : {}) }, { ...line, runtime: opt('runtime') ?? 'unknown', limits: null }, ctx.log);
   return exitCode;
+}
+
+function launchIo(entry: Entry, ctx: RunContext): LaunchIo {
+  return {
+    env: ctx.env,
+    user: user(),
+    stdinIsTTY: ctx.stdinIsTTY,
+    stdoutIsTTY: ctx.stdoutIsTTY,
+    log: ctx.log,
+    progress: makeProgress(entry.stderrIsTTY, ctx.log),
+    printStdout: entry.writeStdout,
+  };
 }
 
 function sessionCommand(mode: Mode, entry: Entry, describe: string): CommandSpec {
@@ -73,25 +78,46 @@ function sessionCommand(mode: Mode, entry: Entry, describe: string): CommandSpec
     run: async (_input, ctx: RunContext) => {
       let request;
       try {
-        request = launchRequest(mode, ctx.options, ctx.rest, ctx.env, entry.argv);
+        request = parseRequest(mode, ctx.options, ctx.rest, ctx.env, entry.argv);
       } catch (err) {
         return { exitCode: refuseUsage(err, ctx) };
       }
-      const exitCode = await launch(request, entry.cores, {
-        env: ctx.env,
-        user: user(),
-        stdinIsTTY: ctx.stdinIsTTY,
-        stdoutIsTTY: ctx.stdoutIsTTY,
-        log: ctx.log,
-        progress: makeProgress(entry.stderrIsTTY, ctx.log),
-        printStdout: entry.writeStdout,
-      });
-      return { exitCode };
+      return { exitCode: await launch(request, launchIo(entry, ctx)) };
+    },
+  };
+}
+
+/** plan, kube and doctor also sweep what dead sessions left (any launcher start does). */
+async function sweepFirst(ctx: RunContext, root: unknown): Promise<void> {
+  const given = typeof root === 'string' && path.isAbsolute(root) ? root : defaultRoot(homeOf(ctx.env));
+  await sweepAbandoned(given, ctx.log).catch(() => []);
+}
+
+function receiveCommand(entry: Entry): CommandSpec {
+  return {
+    name: 'receive',
+    describe: 'node side of ssh dispatch (the forced command): a session request as one JSON line on stdin',
+    options: [
+      { flag: 'root', type: 'string', describe: 'permitted root on this node (default $HOME/sandbox)' },
+      { flag: 'ledger', type: 'string', describe: 'ledger file on this node' },
+      { flag: 'machine-id-file', type: 'string', describe: "this node's identity (default /etc/machine-id)" },
+    ],
+    run: async (_i, ctx) => {
+      const ledgerFile = (ctx.options['ledger'] as string | undefined) ?? defaultLedgerPath(ctx.env, homeOf(ctx.env));
+      const config = {
+        root: (ctx.options['root'] as string | undefined) ?? defaultRoot(homeOf(ctx.env)),
+        ledgerFile,
+        logDir: path.join(path.dirname(ledgerFile), 'logs'),
+        machineIdFile: (ctx.options['machineIdFile'] as string | undefined) ?? '/etc/machine-id',
+      };
+      const io = { ...launchIo(entry, ctx), stdinIsTTY: false, stdoutIsTTY: false, progress: () => undefined };
+      return { exitCode: await receive(entry.channel(), config, io) };
     },
   };
 }
 
 export function makeTool(entry: Entry): ToolSpec {
+  const request = (ctx: RunContext, mode: Mode = 'run') => parseRequest(mode, ctx.options, ctx.rest, ctx.env, entry.argv);
   return {
     name: 'agent-sandbox',
     summary: 'run an agent CLI session in one podman container with declared limits; fail closed',
@@ -103,90 +129,85 @@ export function makeTool(entry: Entry): ToolSpec {
         describe: 'print the composed session plan (JSON); stages and runs nothing',
         options,
         takesCommand: true,
-        run: async (_i, ctx) => ({ output: await planCommand(launchRequest('run', ctx.options, ctx.rest, ctx.env, entry.argv), entry.cores, ctx.env, user()) }),
+        run: async (_i, ctx) => {
+          await sweepFirst(ctx, ctx.options['root']);
+          return { output: await planCommand(request(ctx), { env: ctx.env, user: user() }) };
+        },
       },
       {
         name: 'kube',
         describe: 'print the session plan as a Kubernetes Pod manifest (JSON, which is YAML)',
         options,
         takesCommand: true,
-        run: async (_i, ctx) => ({ output: await kubeCommand(launchRequest('run', ctx.options, ctx.rest, ctx.env, entry.argv), entry.cores, ctx.env, user()) }),
+        run: async (_i, ctx) => {
+          await sweepFirst(ctx, ctx.options['root']);
+          return { output: await kubeCommand(request(ctx), { env: ctx.env, user: user() }) };
+        },
       },
       {
         name: 'hosts',
         describe: 'list the hosts registry: roles, which is this machine, which answer',
         options: [options.find((o) => o.flag === 'hosts')!],
         run: async (_i, ctx) => {
+          await sweepFirst(ctx, undefined);
           const flag = ctx.options['hosts'] as string | undefined;
-          const file = flag ?? defaultRegistryPath(ctx.env, homeOf(ctx.env));
-          return { output: await hostsCommand(file, Boolean(flag), '/etc/machine-id') };
+          return { output: await hostsCommand(flag ?? defaultRegistryPath(ctx.env, homeOf(ctx.env)), Boolean(flag), '/etc/machine-id') };
         },
       },
       {
         name: 'doctor',
         describe: 'readiness report for this node from the run path preflight; exit 0 only when a session would start',
         options: [
-          ...options.filter((o) => ['host', 'hosts', 'image', 'account', 'root', 'runtime'].includes(o.flag)),
+          ...options.filter((o) => ['host', 'hosts', 'image', 'account', 'root', 'runtime', 'ledger'].includes(o.flag)),
           { flag: 'json', type: 'boolean', describe: 'print the report as JSON' },
         ],
         run: async (_i, ctx) => {
-          const o = { ...ctx.options };
-          const request = launchRequest('run', { ...o, runtime: o['runtime'] ?? 'codex', workspace: 'doctor' }, [], ctx.env, entry.argv);
-          const report = await doctorCommand({ ...request, runtime: (o['runtime'] as typeof request.runtime | undefined) ?? request.runtime }, entry.cores, ctx.env, user(), o['runtime'] !== undefined);
-          const { exitCode, ...doc } = report;
-          if (ctx.options['json']) return { output: doc, exitCode };
+          await sweepFirst(ctx, ctx.options['root']);
+          const o = ctx.options;
+          const req = parseRequest('run', { ...o, runtime: o['runtime'] ?? 'codex', workspace: 'doctor' }, [], ctx.env, entry.argv);
+          const { exitCode, ...doc } = await doctorCommand(req, { env: ctx.env, user: user() }, o['runtime'] !== undefined);
+          if (o['json']) return { output: doc, exitCode };
           for (const c of doc.checks) ctx.log(`${c.ok ? 'ok  ' : c.required ? 'FAIL' : 'warn'} ${c.name}: ${c.ok ? c.detail : c.remedy}`);
           ctx.log(doc.ok ? 'a session would start here' : 'a session would NOT start here');
           return { exitCode };
         },
       },
-      {
-        name: 'receive',
-        describe: 'node side of ssh dispatch (the forced command): a session request as JSON on stdin',
-        options: [
-          { flag: 'root', type: 'string', describe: 'permitted root on this node (default $HOME/sandbox)' },
-          { flag: 'ledger', type: 'string', describe: 'ledger file on this node' },
-          { flag: 'machine-id-file', type: 'string', describe: "this node's identity (default /etc/machine-id)" },
-        ],
-        run: async (_i, ctx) => {
-          const home = homeOf(ctx.env);
-          const ledgerFile = (ctx.options['ledger'] as string | undefined) ?? defaultLedgerPath(ctx.env, home);
-          const exitCode = await receive(
-            await entry.readStdin(),
-            {
-              root: (ctx.options['root'] as string | undefined) ?? defaultRoot(home),
-              ledgerFile,
-              logDir: path.join(path.dirname(ledgerFile), 'logs'),
-              machineIdFile: (ctx.options['machineIdFile'] as string | undefined) ?? '/etc/machine-id',
-            },
-            entry.cores,
-            {
-              env: ctx.env,
-              user: user(),
-              stdinIsTTY: false,
-              stdoutIsTTY: false,
-              log: ctx.log,
-              progress: () => undefined,
-              printStdout: entry.writeStdout,
-            },
-          );
-          return { exitCode };
-        },
-      },
+      receiveCommand(entry),
     ],
     epilog: `Defaults: root $HOME/sandbox, image ${defaultImage}, ledger \${XDG_STATE_HOME:-~/.local/state}/agent-sandbox/ledger.jsonl. The agent never runs outside a container; no flag or variable changes that.`,
   };
 }
 
+/** The receiver's channel on fd 0: the first line, then the end of the connection. */
+function stdinChannel(): Channel {
+  const closed = new AbortController();
+  let buffered = '';
+  let resolveLine: (line: string) => void;
+  const line = new Promise<string>((resolve) => (resolveLine = resolve));
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (chunk: string) => {
+    if (buffered.includes('\n')) return;
+    buffered += chunk;
+    if (buffered.includes('\n')) resolveLine(buffered.slice(0, buffered.indexOf('\n')));
+  });
+  process.stdin.on('end', () => {
+    resolveLine(buffered);
+    closed.abort('abandoned');
+  });
+  process.stdin.on('error', () => closed.abort('abandoned'));
+  return { firstLine: () => line, closed: closed.signal, close: () => process.stdin.destroy() };
+}
+
 /** The entry the bin shim calls. */
 export async function run(): Promise<void> {
   const io = processIo();
-  const entry: Entry = {
-    cores: realCores(),
-    argv: [process.execPath, ...process.argv.slice(1)],
-    writeStdout: (text) => void writeStdout(text),
-    readStdin: io.readStdin,
-    stderrIsTTY: isTerminal(2),
-  };
-  await runTool(makeTool(entry), io);
+  await runTool(
+    makeTool({
+      argv: [process.execPath, ...process.argv.slice(1)],
+      writeStdout: (text) => void writeStdout(text),
+      channel: stdinChannel,
+      stderrIsTTY: isTerminal(2),
+    }),
+    io,
+  );
 }

@@ -8,7 +8,21 @@ import { DoctorReport } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import { binPath } from '@agent-sandbox/testkit';
 import { sessionFixture } from './fixtures/session-fixture.js';
 
-const names = ['not inside a session', 'host', 'podman and OCI runtime', 'cgroup limits enforceable', 'rootless subuids', 'NoNewPrivs and user manager', 'image present', 'credential codex', 'credential claude', 'credential cursor-agent', 'kernel log (attribution)'];
+const names = [
+  'not inside a session',
+  'host',
+  'podman',
+  'cgroup limits enforceable and an OCI runtime',
+  'rootless subuids',
+  'NoNewPrivs and user manager',
+  'image present',
+  "podman's storage writable",
+  'ledger writable',
+  'credential codex',
+  'credential claude',
+  'credential cursor-agent',
+  'kernel log (attribution on cgroup v1)',
+];
 
 t.test('a ready node reports every check ok and exits 0', async (t) => {
   const fx = await sessionFixture(t, 'doctor');

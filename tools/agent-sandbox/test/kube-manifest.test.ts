@@ -41,10 +41,13 @@ t.test('the validator is not a rubber stamp: a wrong type is refused', async (t)
   t.throws(() => new Pod(doc).validate(), /restartPolicy/);
 });
 
-t.test('podman sizes become Kubernetes quantities', async (t) => {
+t.test('sizes the launcher accepts become exact Kubernetes quantities', async (t) => {
   t.equal(memoryQuantity('12g'), '12Gi');
   t.equal(memoryQuantity('512m'), '512Mi');
-  t.equal(memoryQuantity('4096'), '4096');
+  t.equal(memoryQuantity('4096'), '4Ki', 'bytes: the largest exact binary unit');
+  t.equal(memoryQuantity('1000'), '1000');
+  t.equal(memoryQuantity('1.5g'), '1536Mi', 'what the launcher accepts, podman syntax');
+  t.equal(memoryQuantity('512MiB'), '512Mi');
   t.equal(cpuQuantity(4), '4000m');
   t.equal(cpuQuantity(0.25), '250m');
 });

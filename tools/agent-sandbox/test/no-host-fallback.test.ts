@@ -102,13 +102,21 @@ t.test('the launcher spawns nothing but podman (via sandbox-run), ssh and its pr
     if (/from 'node:child_process'|from 'execa'|shared\/builtins'|shared\/capture'/.test(text) || starts.length > 0) spawning[file] = starts;
   }
   t.same(spawning, {
+    'disk-watch.ts': ["captureCommand('du'"], // the disk ceiling's watchdog walks the workspace and home
     'hosts.ts': [], // node:net through the shared builtins: the TCP reachability probe, no process
-    'preflight.ts': ["captureCommand('sh'", "captureCommand('dmesg'"],
+    'launch.ts': [], // crypto through the shared builtins: the run id
+    'preflight.ts': ["captureCommand('dmesg'"],
+    'sentinel.ts': ["spawn('/bin/sh'"], // waits on a pipe; on the launcher's death runs sentinel-main.js (cleanup, no agent)
+    'session-lock.ts': ["spawnSync('flock'"], // util-linux flock on the lock file's descriptor
     'ssh-dispatch.ts': ['execa(bin!'],
+    'commands.ts': [], // crypto: the plan's run id
+    'tool.ts': [], // crypto: a refusal's run id
   });
   const ssh = await readFile(path.join(src, 'ssh-dispatch.ts'), 'utf8');
   t.match(ssh, /const \[bin, \.\.\.args\] = buildSshArgv\(/, 'ssh runs buildSshArgv, whose argv ends at the host address');
-  t.match(ssh, /input: `\$\{JSON\.stringify\(request\)\}\\n`/, 'the request crosses as JSON on stdin, never as a command');
+  t.match(ssh, /child\.stdin\?\.write\(`\$\{JSON\.stringify\(request\)\}\\n`\)/, 'the request crosses as JSON on stdin, never as a command');
+  const sentinel = await readFile(path.join(src, 'sentinel.ts'), 'utf8');
+  t.match(sentinel, /process\.execPath, path\.join\(distDir\(\), 'sentinel-main\.js'\)/, 'the sentinel only ever execs the launcher\'s own cleanup');
 });
 
 t.teardown(() => {

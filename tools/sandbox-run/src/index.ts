@@ -1,5 +1,5 @@
 export { buildRunArgv, buildRunArgs, type RunFacts } from './argv.js';
-export { preflight, checkLimitsEnforceable, checkRuntime, checkImage, ulimitsFor, probeCgroupMode, requiredControllers, ulimitCeiling, type PreflightDeps } from './preflight.js';
+export { preflight, hostPreflight, checkLimitsEnforceable, checkRuntime, checkImage, ulimitsFor, probeCgroupMode, requiredControllers, ulimitCeiling, type PreflightDeps } from './preflight.js';
 export { runPlan, type RunHooks, type RunOutcome, type StopSignal } from './run-plan.js';
 export { defaultLimits, defaultUser, resolvePlan, memoryBytes, containerNameFor, minMemoryBytes, type ResolvedPlan } from './plan.js';
 export { realHostProbe, findExecutable, hardLimit, type HostProbe } from './host-probe.js';

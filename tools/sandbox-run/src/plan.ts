@@ -6,21 +6,22 @@
 import path from 'node:path';
 import { ToolError, validateDocument } from '@agent-sandbox/shared';
 import { RunPlan, type RunLimits } from '@agent-sandbox/shared/schemas/sandbox-run';
+import { checkMemoryPair, defaultLimits as sharedDefaults, minMemoryBytes, parseSize } from '@agent-sandbox/shared/limits';
+import { agentUser, containerNameFor } from '@agent-sandbox/shared/container-layout';
 
-/** The spec's old sandbox-run defaults (memory 12g, pids 512, cpus 4, cpu-shares 256); a later issue measures real ones. */
+/** The shared defaults (lib/shared/src/limits.ts, beside the rule that produced them), the podman part. */
 export const defaultLimits: Readonly<RunLimits> = Object.freeze({
-  memory: '4g',
-  memorySwap: '4g',
-  pids: 512,
-  cpus: 2,
-  cpuShares: 512,
+  memory: sharedDefaults.memory,
+  memorySwap: sharedDefaults.memorySwap,
+  pids: sharedDefaults.pids,
+  cpus: sharedDefaults.cpus,
+  cpuShares: sharedDefaults.cpuShares,
 });
 
 /** The image's agent user; with --cap-drop=ALL nothing inside can switch users, so we start as it. */
-export const defaultUser = '1000:1000';
+export const defaultUser = agentUser;
 
-/** podman refuses (or runc fails) below this memory limit. */
-export const minMemoryBytes = 6 * 1024 * 1024;
+export { minMemoryBytes, containerNameFor };
 
 /** A plan with every default filled in. */
 export interface ResolvedPlan {
@@ -28,6 +29,7 @@ export interface ResolvedPlan {
   sessionId: string;
   name: string;
   cgroupParent: string | undefined;
+  cidfile: string | undefined;
   network: string;
   mounts: { source: string; destination: string; readOnly: boolean }[];
   limits: RunLimits;
@@ -41,37 +43,15 @@ export interface ResolvedPlan {
   readOnlyRoot: boolean;
 }
 
-const units: Record<string, number> = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
-
-/** "512m" -> 536870912; integers are bytes already. */
+/** "512m" -> 536870912; integers are bytes already (the shared parser: what podman accepts). */
 export function memoryBytes(size: string | number): number {
-  if (typeof size === 'number') return size;
-  const match = /^([0-9]+)([bkmg]?)$/i.exec(size);
-  if (!match) throw new ToolError('usage', 'invalid-field', `memory size ${JSON.stringify(size)} is not digits with a unit b/k/m/g`);
-  return Number(match[1]) * (units[(match[2] ?? '').toLowerCase()] ?? 1);
+  return parseSize('memory size', size);
 }
 
-/** The default container name of a session. */
-export function containerNameFor(sessionId: string): string {
-  return `agent-sandbox-${sessionId}`;
-}
+const fieldNames = { memory: 'input.limits.memory', memorySwap: 'input.limits.memorySwap' };
 
 function checkLimits(limits: RunLimits): void {
-  const memory = memoryBytes(limits.memory);
-  const swap = memoryBytes(limits.memorySwap);
-  if (memory < minMemoryBytes) {
-    throw new ToolError('usage', 'invalid-field', `input.limits.memory: must be at least 6m (${minMemoryBytes} bytes), got ${JSON.stringify(limits.memory)}`, {
-      field: 'input.limits.memory',
-    });
-  }
-  if (swap < memory) {
-    throw new ToolError(
-      'usage',
-      'invalid-field',
-      `input.limits.memorySwap: must be at least input.limits.memory (${memory} bytes), got ${JSON.stringify(limits.memorySwap)}`,
-      { field: 'input.limits.memorySwap' },
-    );
-  }
+  checkMemoryPair(limits.memory, limits.memorySwap, fieldNames);
 }
 
 /** Paths travel inside `--mount type=bind,source=...,destination=...`: no commas, no control characters, no dot segments. */
@@ -126,6 +106,7 @@ export function resolvePlan(input: unknown): ResolvedPlan {
     sessionId: plan.sessionId,
     name: plan.name ?? containerNameFor(plan.sessionId),
     cgroupParent: plan.cgroupParent,
+    cidfile: plan.cidfile,
     network: plan.network ?? 'none',
     mounts,
     limits: plan.limits,

@@ -169,18 +169,31 @@ export async function checkImage(image: string, probe: HostProbe, imageExists: (
 }
 
 /**
- * All the checks, in order, before anything starts; returns the host facts
- * buildRunArgv needs. Throws ToolError 80/88/83/86/82.
+ * The host's checks, once per session, before anything starts: whether this host can enforce
+ * the limits (88), start a container (83) and has the image (82). Returns the host facts
+ * buildRunArgv needs; the launcher calls this once and hands the facts to runPlan.
  */
-export async function preflight(plan: RunPlan | ResolvedPlan, deps: PreflightDeps = {}): Promise<RunFacts> {
-  const resolved = resolvePlan(plan);
+export async function hostPreflight(image: string, deps: PreflightDeps = {}): Promise<RunFacts> {
   const probe = deps.probe ?? realHostProbe();
   const mode = probeCgroupMode(probe);
   const rootless = probe.uid !== 0;
   checkLimitsEnforceable(probe, mode, rootless);
   const { podman, runtime } = checkRuntime(probe, mode, rootless);
   const ulimits = ulimitsFor(probe);
-  checkMountSources(probe, resolved);
-  if (deps.checkImage !== false) await checkImage(resolved.image, probe, deps.imageExists ?? podmanImageExists);
+  if (deps.checkImage !== false) await checkImage(image, probe, deps.imageExists ?? podmanImageExists);
   return { podman, cgroupMode: mode, runtime, rootless, ulimits };
+}
+
+/**
+ * All the checks, in order, before anything starts; returns the host facts
+ * buildRunArgv needs. Throws ToolError 80/88/83/86/82. Given the facts of an earlier
+ * hostPreflight, only the plan's own checks run.
+ */
+export async function preflight(plan: RunPlan | ResolvedPlan, deps: PreflightDeps = {}, facts?: RunFacts): Promise<RunFacts> {
+  const resolved = resolvePlan(plan);
+  const probe = deps.probe ?? realHostProbe();
+  const host = facts ?? (await hostPreflight(resolved.image, { ...deps, checkImage: false }));
+  checkMountSources(probe, resolved);
+  if (!facts && deps.checkImage !== false) await checkImage(resolved.image, probe, deps.imageExists ?? podmanImageExists);
+  return host;
 }

@@ -8,7 +8,7 @@ import { ToolError } from '@agent-sandbox/shared';
 import { runPodman, spawnPodmanAttached, type AttachedStdio } from '@agent-sandbox/shared/podman';
 import type { RunPlan } from '@agent-sandbox/shared/schemas/sandbox-run';
 import { constants } from 'node:os';
-import { buildRunArgs, buildRunArgv } from './argv.js';
+import { buildRunArgs, buildRunArgv, type RunFacts } from './argv.js';
 import { resolvePlan, type ResolvedPlan } from './plan.js';
 import { preflight, type PreflightDeps } from './preflight.js';
 
@@ -16,12 +16,19 @@ export type StopSignal = 'SIGINT' | 'SIGTERM';
 
 export interface RunHooks {
   preflight?: PreflightDeps;
+  /** The host facts of an earlier hostPreflight (the launcher's): only the plan's own checks run again. */
+  facts?: RunFacts;
+  /**
+   * Aborted to stop the session (the launcher's timeout, disk ceiling, lost connection): the
+   * container is stopped as on SIGTERM, and the outcome's `stopped` is the abort's reason.
+   */
+  stop?: AbortSignal;
   /** stdio of the podman process (default 'inherit': the container owns the caller's terminal). */
   stdio?: AttachedStdio;
   /** The environment podman runs with; `env` names in the plan take their values from it (default process.env). */
   env?: NodeJS.ProcessEnv;
-  /** Called once podman has been spawned. */
-  onStart?: (info: { containerName: string; argv: string[]; startedAt: string }) => void;
+  /** Called once podman has been spawned (pid: the podman client's). */
+  onStart?: (info: { containerName: string; argv: string[]; startedAt: string; pid: number | undefined }) => void;
   /** Only when the plan has `remove: false`: called after the command ended, while the container still exists. */
   beforeRemove?: (info: { containerName: string; exitCode: number }) => Promise<void> | void;
   /** Seconds between the stop signal and SIGKILL when interrupted (default 3: done before a supervisor's usual 5 s force-kill). */
@@ -39,6 +46,8 @@ export interface RunOutcome {
   endedAt: string;
   containerName: string;
   interrupted?: StopSignal;
+  /** Why the caller stopped it (RunHooks.stop's reason), when it did. */
+  stopped?: string;
   argv: string[];
 }
 
@@ -70,21 +79,31 @@ async function removeContainer(name: string): Promise<void> {
  */
 export async function runPlan(plan: RunPlan | ResolvedPlan, hooks: RunHooks = {}): Promise<RunOutcome> {
   const resolved = resolvePlan(plan);
-  const facts = await preflight(resolved, hooks.preflight);
+  const facts = await preflight(resolved, hooks.preflight, hooks.facts);
   const argv = buildRunArgv(resolved, facts);
   const name = resolved.name;
 
   const aborter = new AbortController();
   let finished = false;
   let interrupted: StopSignal | undefined;
+  let stopped: string | undefined;
   let stopping: Promise<void> | undefined;
+  const stopContainer = (why: string) => {
+    hooks.log?.(`sandbox-run: ${why}: stopping container ${name}`);
+    stopping ??= stopUntilGone(name, hooks.stopGraceSeconds ?? 3, () => finished, () => aborter.abort());
+  };
   const onSignal = (signal: StopSignal) => {
     interrupted ??= signal;
-    hooks.log?.(`sandbox-run: ${signal}: stopping container ${name}`);
-    stopping ??= stopUntilGone(name, hooks.stopGraceSeconds ?? 3, () => finished, () => aborter.abort());
+    stopContainer(signal);
+  };
+  const onStop = () => {
+    stopped ??= String(hooks.stop?.reason ?? 'stopped');
+    stopContainer(stopped);
   };
   const handlers = { SIGINT: () => onSignal('SIGINT'), SIGTERM: () => onSignal('SIGTERM') };
   if (hooks.handleSignals !== false) for (const [sig, fn] of Object.entries(handlers)) process.on(sig, fn);
+  if (hooks.stop?.aborted) onStop();
+  else hooks.stop?.addEventListener('abort', onStop, { once: true });
 
   const startedAt = new Date().toISOString();
   let exitCode: number;
@@ -93,20 +112,21 @@ export async function runPlan(plan: RunPlan | ResolvedPlan, hooks: RunHooks = {}
       stdio: hooks.stdio ?? 'inherit',
       ...(hooks.env ? { env: hooks.env } : { passEnv: resolved.env }),
       signal: aborter.signal,
+      onSpawn: (pid) => hooks.onStart?.({ containerName: name, argv, startedAt, pid }),
     });
-    hooks.onStart?.({ containerName: name, argv, startedAt });
     exitCode = await running;
   } finally {
     finished = true;
     if (hooks.handleSignals !== false) for (const [sig, fn] of Object.entries(handlers)) process.off(sig, fn);
+    hooks.stop?.removeEventListener('abort', onStop);
   }
   const endedAt = new Date().toISOString();
 
-  if (interrupted) {
+  if (interrupted || stopped) {
     await stopping;
     if (await containerExists(name)) await removeContainer(name);
-    if (exitCode < 0 || exitCode > 255 || exitCode === 125) exitCode = 128 + constants.signals[interrupted];
-    return { exitCode, startedAt, endedAt, containerName: name, interrupted, argv };
+    if (exitCode < 0 || exitCode > 255 || exitCode === 125) exitCode = 128 + constants.signals[interrupted ?? 'SIGKILL'];
+    return { exitCode, startedAt, endedAt, containerName: name, ...(interrupted ? { interrupted } : {}), ...(stopped ? { stopped } : {}), argv };
   }
   if (exitCode === 125) {
     // podman's own failure (name in use, bad flag, storage): the command never ran. Someone

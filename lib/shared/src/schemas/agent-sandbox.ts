@@ -3,11 +3,10 @@
  * request that crosses ssh to the forced-command receiver, the verdict (--result-file),
  * the ledger line, and the doctor report. One schema each; types derive from them.
  */
-import { AbsolutePath, Closed, Mount, Type, type Static } from '../schema.js';
+import { AbsolutePath, Closed, DurationText, Mount, SizeText, Type, type Static } from '../schema.js';
+import { runtimeNames, type RuntimeName as RuntimeNameOf } from '../runtimes.js';
 
-export const RuntimeName = Type.Union([Type.Literal('codex'), Type.Literal('claude'), Type.Literal('cursor-agent')], {
-  description: 'which agent CLI the session runs',
-});
+export const RuntimeName = Type.Unsafe<RuntimeNameOf>(Type.Union(runtimeNames.map((name) => Type.Literal(name)), { description: 'which agent CLI the session runs' }));
 export type RuntimeName = Static<typeof RuntimeName>;
 
 export const ContainmentMode = Type.Union(
@@ -16,18 +15,17 @@ export const ContainmentMode = Type.Union(
 );
 export type ContainmentMode = Static<typeof ContainmentMode>;
 
-/** "12g", "512m", "4096" (bytes): podman's memory syntax. */
-export const MemorySize = Type.String({ pattern: '^[0-9]+[bkmg]?$', description: 'bytes, or a number with b/k/m/g' });
-
 export const SessionLimits = Closed(
   {
-    memory: MemorySize,
-    memorySwap: MemorySize,
+    memory: SizeText,
+    memorySwap: SizeText,
     pids: Type.Integer({ minimum: 1, maximum: 4194304 }),
     cpus: Type.Number({ exclusiveMinimum: 0, maximum: 1024 }),
     cpuShares: Type.Integer({ minimum: 2, maximum: 262144 }),
+    disk: SizeText,
+    timeout: DurationText,
   },
-  { description: 'declared resource limits of one session' },
+  { description: 'declared limits of one session (lib/shared/src/limits.ts: parsers, checks, defaults and their rule)' },
 );
 export type SessionLimits = Static<typeof SessionLimits>;
 
@@ -83,9 +81,18 @@ export const Peak = Closed({
 });
 
 /** One line of the ledger, and the verdict written to --result-file. */
+/** A ref outside the session's own branch that changed while it ran (refs are one shared directory). */
+export const RefChange = Closed({
+  name: Type.String({ description: 'refs/heads/..., refs/tags/...' }),
+  old: Type.Union([Type.String(), Type.Null()], { description: 'object id before; null when the session created it' }),
+  new: Type.Union([Type.String(), Type.Null()], { description: 'object id after; null when the session deleted it' }),
+});
+export type RefChange = Static<typeof RefChange>;
+
 export const LedgerLine = Closed(
   {
     version: Type.Literal(1),
+    runId: Type.Optional(Type.String({ pattern: '^[0-9a-f]{16}$', description: 'this launch, unique: a sweep never writes a second line for it' })),
     sessionId: Type.String(),
     runtime: Type.String(),
     account: Type.Union([Type.String(), Type.Null()], { description: 'credential identity, never a secret' }),
@@ -97,11 +104,15 @@ export const LedgerLine = Closed(
     endedAt: Type.String({ description: 'ISO 8601' }),
     exitCode: Type.Integer({ minimum: 0, maximum: 255 }),
     outcome: Type.Union([Type.Literal('ran'), Type.Literal('refused')]),
-    reason: Type.String({ description: 'podman-attrib reason when the agent ran; the error code when refused' }),
+    reason: Type.String({
+      description:
+        'when the agent ran: podman-attrib\'s reason (exited, signal, oom-killed, pids-limit) or the launcher\'s own stop (timeout, disk-limit, abandoned); when refused: the error code',
+    }),
     message: Type.Optional(Type.String()),
     evidence: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     peak: Type.Union([Peak, Type.Null()]),
     logPath: Type.Optional(Type.String()),
+    refs: Type.Optional(Type.Array(RefChange, { description: "refs outside the session's branch that changed during the session" })),
     remote: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   },
   { $id: 'agent-sandbox.ledger-line' },

@@ -1,17 +1,7 @@
-import { AbsolutePath, Closed, Mount, Type, type Static } from '../schema.js';
+import { AbsolutePath, Closed, Mount, SizeText, Type, type Static } from '../schema.js';
 
-/**
- * A memory size as podman takes it: a string of digits with an optional unit
- * (b, k, m, g; "512m", "12g") or a positive integer number of bytes.
- */
 function memorySize(description: string) {
-  return Type.Union(
-    [
-      Type.String({ pattern: '^[1-9][0-9]*[bkmgBKMG]?$', description: 'digits and an optional unit b/k/m/g, e.g. "512m"' }),
-      Type.Integer({ minimum: 1, description: 'bytes' }),
-    ],
-    { description },
-  );
+  return Type.Union([SizeText, Type.Integer({ minimum: 1, description: 'bytes' })], { description });
 }
 
 export const RunLimits = Closed(
@@ -36,6 +26,9 @@ export const RunPlan = Closed(
     name: Type.Optional(Type.String({ pattern: namePattern, description: 'container name (default agent-sandbox-<sessionId>)' })),
     cgroupParent: Type.Optional(
       Type.String({ pattern: '^(/[A-Za-z0-9_.@:-]+)+$|^[A-Za-z0-9_.@:-]+\\.slice$', description: '--cgroup-parent (a caller-owned cgroup path)' }),
+    ),
+    cidfile: Type.Optional(
+      Type.String({ pattern: '^/[^,\\s]*$', description: "--cidfile: where podman writes the container's id (must not exist yet); attribution tells this container's kernel-log records by it" }),
     ),
     network: Type.Optional(
       Type.String({ pattern: '^(none|ns:/run/netns/[A-Za-z0-9_.-]+)$', description: '"none" (default) or "ns:/run/netns/<name>"' }),

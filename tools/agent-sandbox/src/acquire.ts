@@ -1,0 +1,61 @@
+/**
+ * What a session holds on the host while it runs, taken in order and given back in reverse on
+ * every path: the staged credential copy, the session home's installed copies, the parent
+ * cgroup. A refusal at any step after staging leaves nothing. (The lock, the record and the
+ * sentinel are the launcher's: they outlive these, until the ledger line is written.)
+ */
+import { rmSync } from 'node:fs';
+import { prepareAttribution, type Attribution } from '@agent-sandbox/podman-attrib';
+import { stageCredentials } from '@agent-sandbox/cred-stage';
+import type { CredStageStageInput } from '@agent-sandbox/shared/schemas/cred-stage';
+import type { SessionLayout } from './layout.js';
+import { reach, type FaultHooks } from './faults.js';
+import { prepareHome, scrubInstalled } from './session-home.js';
+
+export interface Acquired {
+  prepared: Attribution;
+  /** Gives back what was taken, in reverse order; idempotent, never throws. */
+  release(): Promise<void>;
+}
+
+export interface AcquireInput {
+  layout: SessionLayout;
+  /** cred-stage's input for this session (the one the preflight planned with). */
+  stageInput: CredStageStageInput;
+  /** Host paths of the copies the container will install in the home. */
+  installed: string[];
+  env: NodeJS.ProcessEnv;
+  log: (line: string) => void;
+  faults?: FaultHooks;
+  /** Called with the parent cgroup once it exists (the launcher records it). */
+  onParent?: (cgroupParent: string) => void;
+}
+
+export async function acquire(input: AcquireInput): Promise<Acquired> {
+  const { layout } = input;
+  const undo: (() => unknown)[] = [];
+  const release = async () => {
+    while (undo.length > 0) {
+      try {
+        await undo.pop()!();
+      } catch (err) {
+        input.log(`agent-sandbox: cleanup: ${(err as Error).message}`);
+      }
+    }
+  };
+  try {
+    await reach(input.faults, 'staging');
+    undo.push(() => rmSync(layout.stageDir, { recursive: true, force: true }));
+    await stageCredentials(input.stageInput, { env: input.env });
+    await reach(input.faults, 'staged');
+    prepareHome(layout.home, process.geteuid?.() ?? 0);
+    undo.push(() => scrubInstalled(input.installed));
+    const prepared = prepareAttribution({ sessionId: layout.sessionId });
+    undo.push(() => prepared.cleanup());
+    input.onParent?.(prepared.cgroupParent);
+    return { prepared, release };
+  } catch (err) {
+    await release();
+    throw err;
+  }
+}

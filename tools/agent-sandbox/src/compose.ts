@@ -1,0 +1,110 @@
+/**
+ * The session plan, composed without side effects from what the request, the layout and the
+ * preflight established: the mounts (mount-plan's, plus cred-stage's read-only staging mounts),
+ * the run plan for sandbox-run, and its exact podman argv. `plan` prints it, `kube` turns it
+ * into a Pod, and `run`/`exec` run it. The only way the agent's command is ever started is as
+ * the command of this run plan, i.e. inside a podman container.
+ */
+import type { Limits } from '@agent-sandbox/shared/limits';
+import { agentUser, containerHome, containerPath, sessionEnvName } from '@agent-sandbox/shared/container-layout';
+import { runtimes, type RuntimeName } from '@agent-sandbox/shared/runtimes';
+import type { ContainmentMode } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import type { CredStagePlanOutput } from '@agent-sandbox/shared/schemas/cred-stage';
+import type { MountEntry, MountPlanOutput } from '@agent-sandbox/shared/schemas/mount-plan';
+import type { RunPlan } from '@agent-sandbox/shared/schemas/sandbox-run';
+import { orderMounts } from '@agent-sandbox/mount-plan';
+import { buildRunArgv, type RunFacts } from '@agent-sandbox/sandbox-run';
+import type { SessionLayout } from './layout.js';
+import type { LaunchRequest } from './request.js';
+
+/** Who and what a session is: the fields its plan output and its ledger line both state. */
+export interface SessionIdentity {
+  runId: string;
+  sessionId: string;
+  runtime: RuntimeName;
+  account: string | null;
+  host: string;
+  containment: ContainmentMode | null;
+  image: string;
+  limits: Limits;
+  startedAt: string;
+}
+
+export interface SessionPlan {
+  identity: SessionIdentity;
+  layout: SessionLayout;
+  credentials: CredStagePlanOutput;
+  mounts: MountPlanOutput;
+  /** Every mount the container gets, in mount order (mount-plan's and the staged credentials). */
+  allMounts: MountEntry[];
+  runPlan: RunPlan;
+  argv: string[];
+  /** Values behind the launcher's own names in runPlan.env (git's command-scope config): not secrets. */
+  containerEnv: Record<string, string>;
+}
+
+export interface ComposeInput {
+  request: Pick<LaunchRequest, 'runtime' | 'image' | 'agentBin' | 'agentArgs' | 'network' | 'mode'>;
+  identity: SessionIdentity;
+  layout: SessionLayout;
+  credentials: CredStagePlanOutput;
+  mounts: MountPlanOutput;
+  facts: RunFacts;
+  /** The caller's environment: which of the runtime's variable names are set. */
+  env: NodeJS.ProcessEnv;
+  tty: boolean;
+}
+
+/** The command run inside the container: the runtime's CLI (or --agent-bin) and the agent's args. */
+export function containerCommand(request: Pick<LaunchRequest, 'runtime' | 'agentBin' | 'agentArgs'>): string[] {
+  return [request.agentBin ?? runtimes[request.runtime].binary, ...request.agentArgs];
+}
+
+/** The environment the container gets besides the names passed through from the caller. */
+export function containerEnvOf(plan: Pick<SessionPlan, 'containerEnv' | 'identity'>): Record<string, string> {
+  return { ...plan.containerEnv, [sessionEnvName]: plan.identity.sessionId };
+}
+
+export function composePlan(input: ComposeInput): SessionPlan {
+  const { request, identity, layout, credentials, mounts } = input;
+  const allMounts = orderMounts([...mounts.mounts, ...credentials.mounts]);
+  const passed = runtimes[request.runtime].env.filter((name) => input.env[name] !== undefined);
+  const runPlan: RunPlan = {
+    image: identity.image,
+    sessionId: layout.sessionId,
+    name: layout.containerName,
+    network: request.network,
+    mounts: allMounts,
+    limits: {
+      memory: identity.limits.memory,
+      memorySwap: identity.limits.memorySwap,
+      pids: identity.limits.pids,
+      cpus: identity.limits.cpus,
+      cpuShares: identity.limits.cpuShares,
+    },
+    env: [...new Set([...passed, ...Object.keys(mounts.env), sessionEnvName])],
+    command: containerCommand(request),
+    tty: input.tty,
+    interactive: request.mode === 'run',
+    workdir: mounts.workdir,
+    user: agentUser,
+    // podman run --rm: attribution reads only what outlives the container (exit status, the
+    // parent cgroup, the kernel and event logs), so no second podman process removes it.
+    remove: true,
+  };
+  return {
+    identity,
+    layout,
+    credentials,
+    mounts,
+    allMounts,
+    runPlan,
+    argv: buildRunArgv(runPlan, input.facts),
+    containerEnv: mounts.env,
+  };
+}
+
+/** The environment a Pod gets for the same plan (kube): PATH and HOME, which podman sets itself. */
+export function podEnv(plan: SessionPlan): Record<string, string> {
+  return { PATH: containerPath, HOME: containerHome, ...containerEnvOf(plan) };
+}

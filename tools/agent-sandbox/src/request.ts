@@ -1,0 +1,169 @@
+/**
+ * The launch request: what the user asked for, normalised once from the flags. Defaults come
+ * from the launcher's HOME and XDG dirs and from the shared limits; nothing read here can
+ * weaken containment (no flag or variable selects host execution; --agent-bin only names the
+ * binary run inside the container). Every refusal here is 80 and names the flag.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { ToolError } from '@agent-sandbox/shared';
+import { defaultLimits, limitsFrom, type Limits } from '@agent-sandbox/shared/limits';
+import { runtimeNames, isRuntimeName, type RuntimeName } from '@agent-sandbox/shared/runtimes';
+import { defaultRegistryPath } from './hosts.js';
+import { defaultLedgerPath } from './ledger.js';
+
+/** run: the agent owns the terminal; exec: output to a log, its path on stdout; receive: the ssh receiver. */
+export type Mode = 'run' | 'exec' | 'receive';
+
+/** The session image with the real agent CLIs (image/Containerfile.agents). */
+export const defaultImage = 'localhost/agent-sandbox-agents:latest';
+
+export interface LaunchRequest {
+  mode: Mode;
+  runtime: RuntimeName;
+  /** A workspace id, or its path <root>/workspaces/<id>. */
+  workspace: string;
+  root: string;
+  account?: string;
+  limits: Limits;
+  /** True when --disk was given: the launcher then refuses rather than lowers it. */
+  diskGiven: boolean;
+  image: string;
+  agentBin?: string;
+  agentArgs: string[];
+  /** The container's network: "none" or "ns:/run/netns/<name>" (local sessions only). */
+  network: string;
+  /** Stage an expiring credential anyway (cred-stage's allowExpiring); recorded in the ledger. */
+  allowExpiring: boolean;
+  /** More roots permitted for git metadata besides the root (--git-root; local sessions only). */
+  gitRoots: string[];
+  host?: string;
+  registryFile: string;
+  registryExplicit: boolean;
+  ledgerFile: string;
+  resultFile?: string;
+  logDir: string;
+  machineIdFile: string;
+  /** The launcher's own argv, for the systemd-run handoff (re-exec of this same command). */
+  selfArgv: string[];
+}
+
+export function homeOf(env: NodeJS.ProcessEnv): string {
+  const home = env['HOME'];
+  return home && path.isAbsolute(home) ? home : os.userInfo().homedir;
+}
+
+/** The default permitted root: $HOME/sandbox (flag --root overrides; no env var does). */
+export function defaultRoot(home: string): string {
+  return path.join(home, 'sandbox');
+}
+
+/** The flags run, exec, plan and kube share (yargs reads them; `--help` shows them). */
+export const sessionFlags = [
+  { flag: 'runtime', type: 'string', describe: runtimeNames.join(', ') },
+  { flag: 'workspace', type: 'string', describe: 'workspace id, or its path <root>/workspaces/<id>' },
+  { flag: 'host', type: 'string', describe: 'run on this registry host (it must have the agent-seat role)' },
+  { flag: 'account', type: 'string', describe: 'credential account name (cred-stage accounts)' },
+  { flag: 'memory', type: 'string', describe: `memory limit, e.g. 512m or 4g (default ${defaultLimits.memory})` },
+  { flag: 'memory-swap', type: 'string', describe: 'memory+swap limit (default: equal to --memory, no swap)' },
+  { flag: 'pids', type: 'string', describe: `process limit (default ${defaultLimits.pids})` },
+  { flag: 'cpus', type: 'string', describe: `CPU quota (default ${defaultLimits.cpus})` },
+  { flag: 'cpu-shares', type: 'string', describe: `CPU weight (default ${defaultLimits.cpuShares})` },
+  { flag: 'disk', type: 'string', describe: `what the session may write to its workspace and home (default ${defaultLimits.disk}, at most half the free space)` },
+  { flag: 'timeout', type: 'string', describe: `wall-clock ceiling, e.g. 45m or 2h (default ${defaultLimits.timeout}); the session is stopped with reason timeout` },
+  { flag: 'image', type: 'string', describe: `image (default ${defaultImage})` },
+  { flag: 'agent-bin', type: 'string', describe: 'binary run INSIDE the container instead of the runtime CLI' },
+  { flag: 'network', type: 'string', describe: "the container's network: none (default) or ns:/run/netns/<name> (a namespace you made, e.g. a loopback-only model server)" },
+  { flag: 'allow-expiring', type: 'boolean', describe: 'stage a credential that expires within the session anyway (recorded in the ledger)' },
+  { flag: 'root', type: 'string', describe: 'permitted root (default $HOME/sandbox)' },
+  { flag: 'git-root', type: 'string', describe: 'also permit git metadata under this directory, mounted at the same path; repeatable; local sessions only' },
+  { flag: 'hosts', type: 'string', describe: 'hosts registry (default ${XDG_CONFIG_HOME:-~/.config}/agent-sandbox/hosts.json)' },
+  { flag: 'ledger', type: 'string', describe: 'ledger file (default ${XDG_STATE_HOME:-~/.local/state}/agent-sandbox/ledger.jsonl)' },
+  { flag: 'result-file', type: 'string', describe: 'also write the verdict JSON here' },
+] as const;
+
+const flagOf = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+function str(options: Record<string, unknown>, key: string): string | undefined {
+  const v = options[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || v === '') throw new ToolError('usage', 'bad-flag', `${flagOf(key)}: expected a non-empty string, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function absolute(key: string, value: string): string {
+  if (!path.isAbsolute(value)) throw new ToolError('usage', 'bad-flag', `${flagOf(key)}: expected an absolute path, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** The container's network: "none" or a named network namespace; never the host's or a bridge. */
+export const networkPattern = /^(none|ns:\/run\/netns\/[A-Za-z0-9_.-]+)$/;
+
+function parseNetwork(options: Record<string, unknown>): string {
+  const network = str(options, 'network') ?? 'none';
+  if (!networkPattern.test(network)) throw new ToolError('usage', 'bad-flag', `--network: expected "none" or "ns:/run/netns/<name>", got ${JSON.stringify(network)}`);
+  return network;
+}
+
+function flagBool(options: Record<string, unknown>, key: string): boolean {
+  const v = options[key];
+  if (v === undefined || v === false) return false;
+  if (v !== true) throw new ToolError('usage', 'bad-flag', `${flagOf(key)}: expected no value (a boolean flag), got ${JSON.stringify(v)}`);
+  return true;
+}
+
+/** --git-root, given any number of times: absolute paths (mount-plan realpaths and checks them). */
+function parseGitRoots(options: Record<string, unknown>): string[] {
+  const given = options['gitRoot'];
+  if (given === undefined) return [];
+  return (Array.isArray(given) ? given : [given]).map((value) => {
+    if (typeof value !== 'string' || value === '') throw new ToolError('usage', 'bad-flag', `--git-root: expected a non-empty string, got ${JSON.stringify(value)}`);
+    return absolute('gitRoot', value);
+  });
+}
+
+function parseRuntime(options: Record<string, unknown>): RuntimeName {
+  const runtime = str(options, 'runtime');
+  if (!runtime) throw new ToolError('usage', 'missing-flag', `--runtime: required (${runtimeNames.join(', ')})`);
+  if (!isRuntimeName(runtime)) throw new ToolError('usage', 'unknown-runtime', `--runtime: expected one of ${runtimeNames.join(', ')}, got ${JSON.stringify(runtime)}`);
+  return runtime;
+}
+
+/** Flags -> LaunchRequest. Limits are checked here, before anything is staged. */
+export function parseRequest(mode: Mode, options: Record<string, unknown>, rest: string[], env: NodeJS.ProcessEnv, selfArgv: string[]): LaunchRequest {
+  const home = homeOf(env);
+  const runtime = parseRuntime(options);
+  const workspace = str(options, 'workspace');
+  if (!workspace) throw new ToolError('usage', 'missing-flag', '--workspace: required (a workspace id or <root>/workspaces/<id>)');
+  const hostsFlag = str(options, 'hosts');
+  const ledgerFlag = str(options, 'ledger');
+  const ledgerFile = ledgerFlag ? absolute('ledger', ledgerFlag) : defaultLedgerPath(env, home);
+  const resultFile = str(options, 'resultFile');
+  const host = str(options, 'host');
+  const account = str(options, 'account');
+  const agentBin = str(options, 'agentBin');
+  const limitFlags = ['memory', 'memorySwap', 'pids', 'cpus', 'cpuShares', 'disk', 'timeout'] as const;
+  return {
+    mode,
+    runtime,
+    workspace,
+    root: absolute('root', str(options, 'root') ?? defaultRoot(home)),
+    ...(account ? { account } : {}),
+    limits: limitsFrom(Object.fromEntries(limitFlags.map((k) => [k, options[k]]))),
+    diskGiven: options['disk'] !== undefined,
+    image: str(options, 'image') ?? defaultImage,
+    ...(agentBin ? { agentBin } : {}),
+    agentArgs: rest,
+    network: parseNetwork(options),
+    allowExpiring: flagBool(options, 'allowExpiring'),
+    gitRoots: parseGitRoots(options),
+    ...(host ? { host } : {}),
+    registryFile: hostsFlag ? absolute('hosts', hostsFlag) : defaultRegistryPath(env, home),
+    registryExplicit: Boolean(hostsFlag),
+    ledgerFile,
+    ...(resultFile ? { resultFile: absolute('resultFile', resultFile) } : {}),
+    logDir: path.join(path.dirname(ledgerFile), 'logs'),
+    machineIdFile: '/etc/machine-id',
+    selfArgv,
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * Runs a composed, acquired session: one `podman run --rm` under the session's parent cgroup
+ * (sandbox-run), a sampler for peaks, the watchdogs that stop it (wall-clock timeout, disk
+ * ceiling, and whatever the caller links in: a lost ssh connection), then attribution from
+ * what outlives the container (podman-attrib: exit status, parent cgroup, kernel and event
+ * logs). The reason is the launcher's own when it stopped the container, else podman-attrib's.
+ */
+import { readFileSync } from 'node:fs';
+import { parseDuration, parseSize } from '@agent-sandbox/shared/limits';
+import { podmanEnv } from '@agent-sandbox/shared/podman';
+import type { PodmanAttribOutput } from '@agent-sandbox/shared/schemas/podman-attrib';
+import { attributeEnd, startSampler } from '@agent-sandbox/podman-attrib';
+import { runPlan, type RunFacts, type RunHooks } from '@agent-sandbox/sandbox-run';
+import type { Acquired } from './acquire.js';
+import { containerEnvOf, type SessionPlan } from './compose.js';
+import { watchDisk, type DiskUsage } from './disk-watch.js';
+import { reach, type FaultHooks } from './faults.js';
+
+export interface RunIo {
+  stdio: NonNullable<RunHooks['stdio']>;
+  env: NodeJS.ProcessEnv;
+  log: (line: string) => void;
+  /** Aborted from outside to stop the session (the receiver's lost connection); its reason is the verdict's. */
+  stop?: AbortSignal;
+  /** podman's pid, once spawned (the launcher records it for the sentinel). */
+  onSpawn?: (pid: number | undefined) => void;
+  faults?: FaultHooks;
+}
+
+export interface SessionRun {
+  exitCode: number;
+  startedAt: string;
+  endedAt: string;
+  reason: string;
+  attribution: PodmanAttribOutput;
+  disk: DiskUsage;
+  /** Why the launcher stopped it (timeout, disk-limit, SIGTERM, ...), when it did. */
+  stopped?: string;
+}
+
+/** The container's id, read from the cidfile while the container exists (podman --rm removes the file). */
+function watchCidfile(file: string): { id(): string | undefined; stop(): void } {
+  let id: string | undefined;
+  const read = () => {
+    if (id) return;
+    try {
+      const text = readFileSync(file, 'utf8').trim();
+      if (/^[0-9a-f]{64}$/.test(text)) id = text;
+    } catch {
+      // not written yet
+    }
+  };
+  const timer = setInterval(read, 50);
+  timer.unref();
+  return {
+    id: () => (read(), id),
+    stop: () => clearInterval(timer),
+  };
+}
+
+/** The stop sources: the wall-clock ceiling, the disk ceiling, and the caller's signal. */
+function stopSources(plan: SessionPlan, io: RunIo) {
+  const stop = new AbortController();
+  const abort = (reason: string) => {
+    if (!stop.signal.aborted) {
+      io.log(`agent-sandbox: stopping session ${plan.identity.sessionId}: ${reason}`);
+      stop.abort(reason);
+    }
+  };
+  const timeoutMs = parseDuration('--timeout', plan.identity.limits.timeout) * 1000;
+  const timer = setTimeout(() => abort('timeout'), timeoutMs);
+  timer.unref();
+  const onOuter = () => abort(String(io.stop?.reason ?? 'stopped'));
+  if (io.stop?.aborted) onOuter();
+  else io.stop?.addEventListener('abort', onOuter, { once: true });
+  const disk = watchDisk({
+    dirs: [plan.layout.workspace, plan.layout.home],
+    limitBytes: parseSize('--disk', plan.identity.limits.disk),
+    onExceeded: () => abort('disk-limit'),
+  });
+  return {
+    signal: stop.signal,
+    async end(): Promise<DiskUsage> {
+      clearTimeout(timer);
+      io.stop?.removeEventListener('abort', onOuter);
+      return await disk.stop();
+    },
+  };
+}
+
+export async function runSession(plan: SessionPlan, acquired: Acquired, facts: RunFacts, io: RunIo): Promise<SessionRun> {
+  const { prepared } = acquired;
+  const sources = stopSources(plan, io);
+  const sampler = startSampler({ layout: prepared.layout });
+  const cid = watchCidfile(prepared.cidfile);
+  let outcome;
+  let disk: DiskUsage;
+  try {
+    await reach(io.faults, 'starting');
+    outcome = await runPlan(
+      { ...plan.runPlan, cgroupParent: prepared.cgroupParent, cidfile: prepared.cidfile },
+      {
+        facts,
+        stdio: io.stdio,
+        env: podmanEnv({ ...io.env, ...containerEnvOf(plan) }, plan.runPlan.env ?? []),
+        stop: sources.signal,
+        log: io.log,
+        onStart: ({ pid }) => {
+          io.onSpawn?.(pid);
+          void reach(io.faults, 'started');
+        },
+      },
+    );
+  } finally {
+    disk = await sources.end();
+    cid.stop();
+  }
+  const sampled = await sampler.stop();
+  await reach(io.faults, 'attributing');
+  const containerId = cid.id();
+  const attribution = attributeEnd({
+    prepared,
+    sessionId: plan.identity.sessionId,
+    containerName: outcome.containerName,
+    exitCode: outcome.exitCode,
+    startedAt: outcome.startedAt,
+    endedAt: outcome.endedAt,
+    ...(containerId ? { containerId } : {}),
+    sampled,
+    ...(outcome.interrupted ? { interrupted: outcome.interrupted } : {}),
+  });
+  const stopped = outcome.stopped ?? outcome.interrupted;
+  return {
+    exitCode: outcome.exitCode,
+    startedAt: outcome.startedAt,
+    endedAt: outcome.endedAt,
+    reason: outcome.stopped ?? attribution.reason,
+    attribution,
+    disk,
+    ...(stopped ? { stopped } : {}),
+  };
+}

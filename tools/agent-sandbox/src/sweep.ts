@@ -1,0 +1,154 @@
+/**
+ * What a dead session left is removed by the first process that can take its lock: the
+ * session's sentinel right after its launcher died, or else the next launcher start (any
+ * command). Removed: the container, the staged credential copy, the copies installed in the
+ * home, the parent cgroup, the record and the lock. The session's one ledger line is written
+ * with reason "abandoned", unless the launcher wrote its own before it died.
+ */
+import { closeSync, existsSync, openSync, readSync, readdirSync, rmSync, statSync, fstatSync } from 'node:fs';
+import path from 'node:path';
+import { runPodman } from '@agent-sandbox/shared/podman';
+import { sweepStaleParents } from '@agent-sandbox/podman-attrib';
+import { heldLock, readRecord, tryLock, type HeldLock } from './session-lock.js';
+import type { SessionRecord } from './session-record.js';
+import { sessionsDir } from './layout.js';
+import { recordVerdict } from './verdict.js';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** True when the ledger already holds a line of this launch (read from its end: it only grows). */
+export function ledgerHasRun(file: string, runId: string, tailBytes = 4 << 20): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return false;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const length = Math.min(size, tailBytes);
+    const buffer = Buffer.alloc(length);
+    readSync(fd, buffer, 0, length, size - length);
+    return buffer.includes(`"runId":"${runId}"`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function alive(pid: number | undefined): boolean {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the container, also while `podman run` may still be creating it: until the podman
+ * client is gone and two removals in a row found nothing (bounded: about 20 s).
+ */
+export async function removeContainer(record: Pick<SessionRecord, 'containerName' | 'podmanPid'>): Promise<void> {
+  let quiet = 0;
+  for (let round = 0; round < 40 && quiet < 2; round += 1) {
+    const out = await runPodman(['rm', '--force', '--ignore', '--time', '0', record.containerName], { expect: 'any', timeoutMs: 30_000 });
+    const removed = out.stdout.trim() !== '';
+    quiet = removed || alive(record.podmanPid) ? 0 : quiet + 1;
+    if (quiet < 2) await sleep(removed ? 0 : 250);
+  }
+}
+
+/** A path from a record, removed only when it lies under the session's own root. */
+function removeUnder(root: string, target: string): void {
+  const rel = path.relative(root, target);
+  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return;
+  rmSync(target, { recursive: true, force: true });
+}
+
+/** Cleans up one dead session whose lock the caller holds, then releases the lock. */
+export async function sweepRecord(record: SessionRecord, root: string, lock: HeldLock, cause: string, log: (line: string) => void): Promise<void> {
+  try {
+    await removeContainer(record).catch((err: Error) => log(`agent-sandbox: could not remove container ${record.containerName}: ${err.message}`));
+    removeUnder(root, record.stageDir);
+    for (const file of record.installed) removeUnder(record.home, file);
+    try {
+      sweepStaleParents({});
+    } catch {
+      // a parent that cannot be removed now is removed by a later sweep
+    }
+    if (!ledgerHasRun(record.ledgerFile, record.runId)) {
+      const now = new Date().toISOString();
+      recordVerdict(
+        { ledgerFile: record.ledgerFile, ...(record.resultFile ? { resultFile: record.resultFile } : {}) },
+        {
+          version: 1,
+          runId: record.runId,
+          sessionId: record.sessionId,
+          ...record.line,
+          host: record.host,
+          startedAt: record.startedAt,
+          endedAt: now,
+          exitCode: 137,
+          outcome: 'ran',
+          reason: 'abandoned',
+          message: `the launcher (pid ${record.pid}) ended before the session did; ${cause} stopped its container and removed what it had made`,
+          evidence: { cause },
+          peak: null,
+        },
+        log,
+      );
+    }
+    rmSync(path.join(sessionsDir(root), `${record.sessionId}.json`), { force: true });
+  } finally {
+    lock.release();
+  }
+}
+
+/**
+ * Every session in the root whose owner is gone. Runs at the start of every launcher command;
+ * a session whose lock is held (it is running) is never touched.
+ */
+export async function sweepAbandoned(root: string, log: (line: string) => void): Promise<string[]> {
+  const dir = sessionsDir(root);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const swept: string[] = [];
+  for (const name of names.filter((n) => n.endsWith('.lock'))) {
+    const id = name.slice(0, -'.lock'.length);
+    const lock = tryLock(path.join(dir, name));
+    if (!lock) continue;
+    const record = readRecord(path.join(dir, `${id}.json`));
+    if (!record) {
+      lock.release();
+      continue;
+    }
+    log(`agent-sandbox: cleaning up session ${id}, abandoned by launcher pid ${record.pid}`);
+    await sweepRecord(record, root, lock, 'the next launcher start', log);
+    swept.push(id);
+  }
+  // A record without a lock file (its owner died between the two writes) has nothing running.
+  for (const name of names.filter((n) => n.endsWith('.json') && !existsSync(path.join(dir, n.replace(/\.json$/, '.lock'))))) {
+    const lockFile = path.join(dir, name.replace(/\.json$/, '.lock'));
+    const lock = tryLock(lockFile);
+    const record = readRecord(path.join(dir, name));
+    if (lock && record) {
+      await sweepRecord(record, root, lock, 'the next launcher start', log);
+      swept.push(record.sessionId);
+    } else lock?.release();
+  }
+  return swept;
+}
+
+/** The sentinel's check that `fd` is the lock of this record's session (never a guess). */
+export function heldLockOnFd(fd: number, lockFile: string): HeldLock | undefined {
+  try {
+    return fstatSync(fd).ino === statSync(lockFile).ino ? heldLock(fd, lockFile) : undefined;
+  } catch {
+    return undefined;
+  }
+}
