@@ -2,6 +2,9 @@
 // stand-in for a kubelet, runc selected through a CONTAINERS_CONF file) and the denial and
 // ceiling proofs pass inside the played pod. Podman 4.3 ignores the pids annotation, so, as a
 // kubelet with podPidsLimit would, the test writes the limit at the pod cgroup before starting.
+// The pod's Localhost seccomp profile is found as a node would find it: kube play's
+// --seccomp-profile-root is the directory holding sandbox-run's agent-sandbox.json (a node has
+// it under /var/lib/kubelet/seccomp, kube play's default root), and unshare fails inside.
 import t from 'tap';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, chown, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
@@ -12,11 +15,12 @@ import { runPodman } from '@agent-sandbox/shared/podman';
 import { repoRoot, runBin, tempDir } from '@agent-sandbox/testkit';
 
 const proofs = path.join(repoRoot, 'test/e2e/fixtures/pod-proofs.sh');
+const seccompRoot = path.join(repoRoot, 'tools/sandbox-run/seccomp');
 const pids = 48;
 const memory = '128m';
 const memoryBytes = 128 * 1024 * 1024;
 
-t.test('the kube manifest runs under podman kube play and the denial and fork-ceiling proofs pass inside the pod', async (t) => {
+t.test('the kube manifest runs under podman kube play and the denial, no-namespace and fork-ceiling proofs pass inside the pod', async (t) => {
   const base = await tempDir(t, 'astest-kube-');
   await chmod(base, 0o755);
   const id = `astest-kube-${randomBytes(3).toString('hex')}`;
@@ -42,6 +46,7 @@ t.test('the kube manifest runs under podman kube play and the denial and fork-ce
   const manifest = out.json;
   const podName = manifest.metadata.name as string;
   t.equal(manifest.metadata.annotations['io.podman.annotations.pids-limit/agent'], String(pids), 'the pids limit travels as the podman annotation');
+  t.equal(manifest.metadata.annotations['seccomp.security.alpha.kubernetes.io/pod'], 'localhost/agent-sandbox.json', 'the seccomp profile travels as the annotation podman 4.3 reads');
   const file = path.join(base, 'pod.json');
   await writeFile(file, JSON.stringify(manifest));
   const conf = path.join(base, 'containers.conf');
@@ -52,7 +57,7 @@ t.test('the kube manifest runs under podman kube play and the denial and fork-ce
     await rm(path.join(root, 'secrets'), { recursive: true, force: true });
   });
 
-  await runPodman(['kube', 'play', '--start=false', file], { env, timeoutMs: 120_000 });
+  await runPodman(['kube', 'play', '--start=false', '--seccomp-profile-root', seccompRoot, file], { env, timeoutMs: 120_000 });
   const cgroupPath = (await runPodman(['pod', 'inspect', podName, '--format', '{{.CgroupPath}}'], { env })).stdout.trim();
   t.ok(cgroupPath.length > 1, `pod cgroup ${cgroupPath}`);
   const pidsMax = cgroupMode() === 'v2' ? `/sys/fs/cgroup${cgroupPath}/pids.max` : `/sys/fs/cgroup/pids${cgroupPath}/pids.max`;
@@ -64,7 +69,7 @@ t.test('the kube manifest runs under podman kube play and the denial and fork-ce
   const waited = await runPodman(['wait', `${podName}-agent`], { env, timeoutMs: 120_000 });
   const logs = await runPodman(['logs', `${podName}-agent`], { env, expect: 'any' });
   const text = `${logs.stdout}\n${logs.stderr}`;
-  const claims = ['capabilities-dropped', 'no-new-privileges', 'runs-as-uid-1000', 'only-session-mounts', 'only-own-workspace', 'secret-mount-read-only', 'credential-installed', 'workspace-writable', 'memory-limit', 'fork-ceiling'];
+  const claims = ['capabilities-dropped', 'no-new-privileges', 'runs-as-uid-1000', 'only-session-mounts', 'only-own-workspace', 'secret-mount-read-only', 'credential-installed', 'workspace-writable', 'memory-limit', 'no-user-namespace', 'no-mount-namespace', 'unshare-syscall-eperm', 'fork-ceiling'];
   let counted = 0;
   for (const claim of claims) {
     t.match(text, new RegExp(`PROOF ${claim} ok`), `${claim}: ${(text.match(new RegExp(`PROOF ${claim} .*`)) ?? ['missing'])[0]}`);

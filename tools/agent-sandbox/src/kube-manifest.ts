@@ -6,14 +6,25 @@
  * annotation (podman 5.5+) and as agent-sandbox/pids-limit; on a cluster the kubelet's
  * node-wide `podPidsLimit` sets it at the pod cgroup (a longer note as an annotation is
  * refused by podman 4.3's kube play: values over 63 characters).
+ * The seccomp profile sandbox-run gives every session (no namespaces inside) is a Localhost
+ * profile here, by its file name under the node's seccomp root (the kubelet's
+ * /var/lib/kubelet/seccomp; podman kube play's --seccomp-profile-root, same default): the
+ * securityContext field, which Kubernetes 1.19+ reads (1.27+ only it), and the pod annotation,
+ * which is all podman 4.3's kube play reads (measured: the field alone leaves unshare -U
+ * working in the pod). A node without the file refuses to start the pod (kube play: exit 125).
  */
 import { parseSize } from '@agent-sandbox/shared/limits';
+import { seccompProfileName } from '@agent-sandbox/sandbox-run';
 import type { SessionLimits } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { MountEntry } from '@agent-sandbox/shared/schemas/mount-plan';
 
 export const containerName = 'agent';
 export const pidsAnnotation = `io.podman.annotations.pids-limit/${containerName}`;
 export const sessionLabel = 'agent-sandbox/session';
+/** The deprecated annotation podman 4.3's kube play reads (Kubernetes before 1.27 requires it to match the field). */
+export const seccompAnnotation = 'seccomp.security.alpha.kubernetes.io/pod';
+/** The Localhost profile: sandbox-run's file, installed on each node as <seccomp root>/agent-sandbox.json. */
+export const seccompProfile = { type: 'Localhost', localhostProfile: seccompProfileName } as const;
 
 export interface KubeInput {
   sessionId: string;
@@ -63,6 +74,7 @@ export function podManifest(input: KubeInput): Record<string, unknown> {
       annotations: {
         [pidsAnnotation]: String(input.limits.pids),
         'agent-sandbox/pids-limit': String(input.limits.pids),
+        [seccompAnnotation]: `localhost/${seccompProfileName}`,
       },
     },
     spec: {
@@ -72,7 +84,7 @@ export function podManifest(input: KubeInput): Record<string, unknown> {
       hostNetwork: false,
       hostPID: false,
       hostIPC: false,
-      securityContext: { runAsUser: 1000, runAsGroup: 1000, runAsNonRoot: true },
+      securityContext: { runAsUser: 1000, runAsGroup: 1000, runAsNonRoot: true, seccompProfile },
       containers: [
         {
           name: containerName,

@@ -17,6 +17,8 @@ export interface RunFacts {
   rootless: boolean;
   /** Values for --ulimit nofile/nproc, at or below the caller's hard limits. */
   ulimits: { nofile: number; nproc: number };
+  /** Absolute path of the checked seccomp profile (seccomp-location.ts): no namespaces inside. */
+  seccompProfile: string;
 }
 
 /** Podman's memory flag value: bytes as a plain integer (podman reads it as bytes). */
@@ -44,6 +46,8 @@ export function buildRunArgs(plan: RunPlan | ResolvedPlan, facts: RunFacts): str
   argv.push(
     '--cap-drop=ALL',
     '--security-opt=no-new-privileges',
+    // Podman's default profile allows unshare, setns and clone with CLONE_NEW* (seccomp-profile.ts).
+    `--security-opt=seccomp=${facts.seccompProfile}`,
     `--network=${p.network}`,
     `--pids-limit=${p.limits.pids}`,
     `--memory=${sizeArg(p.limits.memory)}`,

@@ -2,8 +2,9 @@
  * Fail closed before starting anything: every check reads /proc, /sys or
  * podman's storage directly (no `podman info`, ~0.1 s a call). Order: the plan
  * (80), whether this host can enforce the limits (88), whether a runtime can
- * start containers (83), mount sources (86), the image (82). Host capability
- * comes before content, so a host that cannot contain anything says so first.
+ * start containers (83), the seccomp profile (83), mount sources (86), the image
+ * (82). Host capability comes before content, so a host that cannot contain
+ * anything says so first.
  */
 import { ToolError, ociRuntime, procStatusField, type CgroupMode } from '@agent-sandbox/shared';
 import { podmanBinary, runPodman } from '@agent-sandbox/shared/podman';
@@ -12,6 +13,7 @@ import type { RunFacts } from './argv.js';
 import { findExecutable, hardLimit, realHostProbe, type HostProbe } from './host-probe.js';
 import { imageInStorage } from './image-store.js';
 import { resolvePlan, type ResolvedPlan } from './plan.js';
+import { checkSeccompProfile } from './seccomp-location.js';
 
 export interface PreflightDeps {
   /** The host's files and identity (default: the real ones). */
@@ -20,6 +22,8 @@ export interface PreflightDeps {
   imageExists?: (image: string) => Promise<boolean>;
   /** False skips the image check (nothing else is skipped). */
   checkImage?: boolean;
+  /** The seccomp profile to check and use (default: the one beside the tool, seccompProfilePath()); checked all the same. */
+  seccompProfile?: string;
 }
 
 /** Controllers --memory/--memory-swap, --pids-limit and --cpus/--cpu-shares need. */
@@ -170,8 +174,9 @@ export async function checkImage(image: string, probe: HostProbe, imageExists: (
 
 /**
  * The host's checks, once per session, before anything starts: whether this host can enforce
- * the limits (88), start a container (83) and has the image (82). Returns the host facts
- * buildRunArgv needs; the launcher calls this once and hands the facts to runPlan.
+ * the limits (88), start a container safely (83: a runtime, our seccomp profile) and has the
+ * image (82). Returns the host facts buildRunArgv needs; the launcher calls this once and hands
+ * the facts to runPlan.
  */
 export async function hostPreflight(image: string, deps: PreflightDeps = {}): Promise<RunFacts> {
   const probe = deps.probe ?? realHostProbe();
@@ -179,9 +184,10 @@ export async function hostPreflight(image: string, deps: PreflightDeps = {}): Pr
   const rootless = probe.uid !== 0;
   checkLimitsEnforceable(probe, mode, rootless);
   const { podman, runtime } = checkRuntime(probe, mode, rootless);
+  const seccompProfile = checkSeccompProfile(probe, deps.seccompProfile);
   const ulimits = ulimitsFor(probe);
   if (deps.checkImage !== false) await checkImage(image, probe, deps.imageExists ?? podmanImageExists);
-  return { podman, cgroupMode: mode, runtime, rootless, ulimits };
+  return { podman, cgroupMode: mode, runtime, rootless, ulimits, seccompProfile };
 }
 
 /**

@@ -1,14 +1,16 @@
 // --dry-run prints the exact podman argv for a plan and starts nothing.
 import t from 'tap';
-import { runBin, containerName, leakedContainers } from '@agent-sandbox/testkit';
+import path from 'node:path';
+import { runBin, containerName, leakedContainers, repoRoot } from '@agent-sandbox/testkit';
 import { podmanBinary } from '@agent-sandbox/shared/podman';
 import { buildRunArgv, defaultLimits, type RunFacts } from '../dist/index.js';
 
 const busybox = 'localhost/agent-sandbox-busybox:latest';
 const limits = { memory: '512m', memorySwap: '1g', pids: 64, cpus: 0.5, cpuShares: 256 };
-const rootfulV1: RunFacts = { podman: 'podman', cgroupMode: 'hybrid', runtime: 'runc', rootless: false, ulimits: { nofile: 4096, nproc: 4096 } };
+const profile = path.join(repoRoot, 'tools/sandbox-run/seccomp/agent-sandbox.json');
+const rootfulV1: RunFacts = { podman: 'podman', cgroupMode: 'hybrid', runtime: 'runc', rootless: false, ulimits: { nofile: 4096, nproc: 4096 }, seccompProfile: profile };
 
-t.test('the dry-run argv is exactly the hardening flags, the limits, the mounts and the command', async (t) => {
+t.test('the dry-run argv is exactly the hardening flags (the seccomp profile beside the tool included), the limits, the mounts and the command', async (t) => {
   const name = containerName(t, 'dry');
   const plan = {
     image: busybox,
@@ -29,7 +31,7 @@ t.test('the dry-run argv is exactly the hardening flags, the limits, the mounts 
     ok: true,
     argv: [
       podmanBinary, '--runtime', 'runc', 'run', '--rm', '--name', name, '--pull=never', '--interactive',
-      '--cap-drop=ALL', '--security-opt=no-new-privileges', '--network=none',
+      '--cap-drop=ALL', '--security-opt=no-new-privileges', `--security-opt=seccomp=${profile}`, '--network=none',
       '--pids-limit=64', '--memory=536870912', '--memory-swap=1073741824', '--cpus=0.5', '--cpu-shares=256',
       '--ulimit=nofile=4096:4096', '--ulimit=nproc=4096:4096', '--log-driver=none', '--user=1000:1000',
       '--read-only', '--read-only-tmpfs=true', '--workdir=/sandbox/workspaces/s1',
@@ -70,6 +72,17 @@ t.test('the ulimits never exceed the caller\'s hard limits', async (t) => {
   const argv: string[] = JSON.parse(String(low.stdout)).argv;
   t.ok(argv.includes('--ulimit=nofile=1000:1000'), 'nofile follows the hard limit');
   t.ok(argv.includes('--ulimit=nproc=900:900'), 'nproc follows the hard limit');
+});
+
+t.test('every argv carries the seccomp profile preflight checked, as one absolute path', async (t) => {
+  const plan = { image: busybox, sessionId: 'sc', limits: defaultLimits };
+  for (const facts of [rootfulV1, { ...rootfulV1, cgroupMode: 'v2' as const, runtime: undefined, rootless: true }]) {
+    const argv = buildRunArgv(plan, facts);
+    t.same(argv.filter((a) => a.includes('seccomp')), [`--security-opt=seccomp=${profile}`], `${facts.rootless ? 'rootless' : 'rootful'}: one seccomp flag, the checked file`);
+  }
+  const out = await runBin('sandbox-run', ['--dry-run'], { input: plan });
+  t.equal(out.exitCode, 0, out.stderr);
+  t.same(out.json.argv.filter((a: string) => a.includes('seccomp')), [`--security-opt=seccomp=${profile}`], 'the real preflight finds the committed profile from the installed tool');
 });
 
 t.test('a rootless caller gets --userns=keep-id; a rootful one does not', async (t) => {

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { runBin, tempDir, repoRoot, binPath } from '@agent-sandbox/testkit';
 import { cgroupMode } from '@agent-sandbox/shared';
-import { preflight, realHostProbe, type HostProbe } from '../dist/index.js';
+import { preflight, realHostProbe, seccompProfilePath, type HostProbe } from '../dist/index.js';
 
 const busybox = 'localhost/agent-sandbox-busybox:latest';
 const limits = { memory: '512m', memorySwap: '512m', pids: 64, cpus: 1, cpuShares: 256 };
@@ -116,12 +116,14 @@ t.test('rootless podman on this cgroup v1 host is refused with 88 before podman 
 });
 
 // ---- other hosts, described through the probe (stand-ins: this host is cgroup v1 with runc) ----
-function describedHost(files: Record<string, string>, opts: { uid?: number; executables?: string[] } = {}): HostProbe {
+// The committed seccomp profile is read for real, unless the row says this user cannot read it.
+function describedHost(files: Record<string, string>, opts: { uid?: number; executables?: string[]; profileReadable?: boolean } = {}): HostProbe {
   const real = realHostProbe();
+  const passThrough = ['/proc/self/limits', ...(opts.profileReadable === false ? [] : [seccompProfilePath()])];
   return {
     uid: opts.uid ?? 0,
     env: { PATH: '/usr/bin:/bin', HOME: '/root' },
-    readFile: (f) => files[f] ?? (f === '/proc/self/limits' ? real.readFile(f) : undefined),
+    readFile: (f) => files[f] ?? (passThrough.includes(f) ? real.readFile(f) : undefined),
     exists: (f) => f in files,
     isExecutable: (f) => (opts.executables ?? ['/usr/bin/podman', '/usr/sbin/runc', '/usr/bin/crun']).includes(f),
   };
@@ -148,6 +150,7 @@ const hostRows: HostRow[] = [
   { claim: 'stand-in: rootful cgroup v1 without the pids hierarchy is refused (88)', probe: describedHost({ '/proc/cgroups': v1Cgroups.replace('pids\t8', 'pids\t0'), '/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes': '' }), exitCode: 88, code: 'controller-missing' },
   { claim: 'stand-in: cgroup v1 without runc is refused (83: crun cannot start containers there)', probe: describedHost({ '/proc/cgroups': v1Cgroups, '/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes': '' }, { executables: ['/usr/bin/podman', '/usr/bin/crun'] }), exitCode: 83, code: 'runtime-missing' },
   { claim: 'stand-in: rootless cgroup v2 under NoNewPrivs is refused (83: newuidmap cannot run)', probe: describedHost({ ...v2('cpu memory pids', 1500), '/proc/self/status': 'Name:\tnode\nNoNewPrivs:\t1\n' }, { uid: 1500 }), exitCode: 83, code: 'no-new-privs-rootless' },
+  { claim: 'stand-in: a rootless caller that cannot read the seccomp profile is refused (83), never run without it', probe: describedHost(v2('cpu memory pids', 1500), { uid: 1500, profileReadable: false }), exitCode: 83, code: 'seccomp-profile-missing' },
   { claim: 'stand-in: rootless cgroup v2 with memory, pids and cpu delegated is accepted', probe: describedHost(v2('cpu memory pids', 1500), { uid: 1500 }), exitCode: 0 },
   { claim: 'stand-in: rootful cgroup v1 with the controllers and swap accounting is accepted', probe: describedHost({ '/proc/cgroups': v1Cgroups, '/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes': '' }), exitCode: 0 },
 ];
