@@ -18,7 +18,7 @@ import { openExecLog } from './exec-log.js';
 import type { SessionIdentity } from './compose.js';
 import { reach } from './faults.js';
 import { loadRegistry, pickHost, readMachineId } from './hosts.js';
-import { resolveLayout, workspaceIdOf } from './layout.js';
+import { resolveLayout, workspaceIdOf, type SessionLayout } from './layout.js';
 import { checkNoNewPrivs, checkRecursion, containmentMode, probeNoNewPrivs } from './preflight.js';
 import type { LaunchIo } from './launch-io.js';
 import { launchRemote } from './remote.js';
@@ -96,35 +96,27 @@ function stdioFor(request: LaunchRequest, logFile: string | undefined): NonNulla
 
 /** A session on this machine, from the layout on. Returns the exit status; every path writes one line. */
 async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionIdentity, targets: { ledgerFile: string; resultFile?: string }, noNewPrivs: boolean): Promise<number> {
-  let identity = base;
   const layout = await resolveLayout(request.workspace, request.root);
-  identity = { ...identity, sessionId: layout.sessionId };
+  let identity = { ...base, sessionId: layout.sessionId };
   io.progress(`agent-sandbox: checking this host and image ${request.image}`);
   const facts = await preflightHost(request, io);
   const lock = lockWorkspace(layout.lockFile, layout.recordFile, layout.sessionId);
+  const record = recordOf(request, layout, identity, io);
   let sentinel: ReturnType<typeof startSentinel> | undefined;
   try {
+    // From here on a launcher that dies leaves a record: its sentinel, or the next launcher
+    // start, removes what the session made and writes its one ledger line.
+    writeRecord(layout.recordFile, record);
+    sentinel = startSentinel(layout.recordFile, layout.root, lock);
     await reach(io.faults, 'locked');
     const prepared = await prepareSession(request, layout, identity, facts, io);
     identity = prepared.plan.identity;
-    const record: SessionRecord = recordOf(request, prepared, io);
-    writeRecord(layout.recordFile, record);
-    sentinel = startSentinel(layout.recordFile, layout.root, lock);
-    let line;
-    let exitCode: number;
-    try {
-      const run = await runPrepared(request, prepared, record, io, noNewPrivs);
-      line = ranLine(identity, run.end);
-      exitCode = run.exitCode;
-    } catch (err) {
-      const refused = refusedLine(identity, err, io.remote ? { remote: io.remote } : {});
-      io.log(`agent-sandbox: ${refused.message}`);
-      line = refused.line;
-      exitCode = refused.exitCode;
-    }
+    writeRecord(layout.recordFile, Object.assign(record, { installed: prepared.installed, line: lineFields(identity) }));
+    const run = await runPrepared(request, prepared, record, io, noNewPrivs);
+    const line = ranLine(identity, run.end);
     recordVerdict(targets, line, io.log);
     io.onVerdict?.(line);
-    return exitCode;
+    return run.exitCode;
   } catch (err) {
     return refuse(identity, err, targets, io);
   } finally {
@@ -134,8 +126,11 @@ async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionId
   }
 }
 
-function recordOf(request: LaunchRequest, prepared: PreparedSession, io: LaunchIo): SessionRecord {
-  const { identity, layout } = prepared.plan;
+function lineFields(identity: SessionIdentity): SessionRecord['line'] {
+  return { runtime: identity.runtime, account: identity.account, containment: identity.containment, image: identity.image, limits: identity.limits };
+}
+
+function recordOf(request: LaunchRequest, layout: SessionLayout, identity: SessionIdentity, io: LaunchIo): SessionRecord {
   return {
     version: 1,
     runId: identity.runId,
@@ -148,10 +143,10 @@ function recordOf(request: LaunchRequest, prepared: PreparedSession, io: LaunchI
     containerName: layout.containerName,
     ledgerFile: request.ledgerFile,
     ...(request.resultFile ? { resultFile: request.resultFile } : {}),
-    line: { runtime: identity.runtime, account: identity.account, containment: identity.containment, image: identity.image, limits: identity.limits },
+    line: lineFields(identity),
     stageDir: layout.stageDir,
     home: layout.home,
-    installed: prepared.installed,
+    installed: [],
   };
 }
 

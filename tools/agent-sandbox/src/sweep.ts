@@ -106,6 +106,22 @@ export async function sweepRecord(record: SessionRecord, root: string, lock: Hel
 }
 
 /**
+ * The lock of a session whose owner is gone. A lock held while the record's launcher is dead
+ * means its sentinel is cleaning up right now: wait for it (seconds), so that after any
+ * launcher start the session is gone. A session whose launcher lives is never waited for.
+ */
+async function lockOfDeadOwner(lockFile: string, recordFile: string, waitMs = 20_000): Promise<HeldLock | undefined> {
+  const began = Date.now();
+  for (;;) {
+    const lock = tryLock(lockFile);
+    if (lock) return lock;
+    const record = readRecord(recordFile);
+    if (!record || alive(record.pid) || Date.now() - began > waitMs) return undefined;
+    await sleep(100);
+  }
+}
+
+/**
  * Every session in the root whose owner is gone. Runs at the start of every launcher command;
  * a session whose lock is held (it is running) is never touched.
  */
@@ -120,7 +136,7 @@ export async function sweepAbandoned(root: string, log: (line: string) => void):
   const swept: string[] = [];
   for (const name of names.filter((n) => n.endsWith('.lock'))) {
     const id = name.slice(0, -'.lock'.length);
-    const lock = tryLock(path.join(dir, name));
+    const lock = await lockOfDeadOwner(path.join(dir, name), path.join(dir, `${id}.json`));
     if (!lock) continue;
     const record = readRecord(path.join(dir, `${id}.json`));
     if (!record) {

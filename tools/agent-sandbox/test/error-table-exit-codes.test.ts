@@ -10,6 +10,7 @@ import path from 'node:path';
 import { runPodman } from '@agent-sandbox/shared/podman';
 import { binPath } from '@agent-sandbox/testkit';
 import { sessionFixture, type SessionFixture } from './fixtures/session-fixture.js';
+import { nothingLeft } from './fixtures/session-fixture.js';
 
 interface Row {
   claim: string;
@@ -158,6 +159,9 @@ for (const row of rows) {
     t.same(fx.result(), lines[0], '--result-file carries the same verdict');
     t.equal(fx.ranInWorkspace(), undefined, 'the agent did not run in a container');
     t.notOk(fx.ranOnHost(), 'the agent did not run on the host');
+    // Row 83's own container (made by the test to hold the name) is the test's, removed at teardown.
+    const ours = row.code === 'podman-run-failed' ? [`agent-sandbox-${fx.id}`] : [];
+    t.same(await fx.leftovers(), { ...nothingLeft, containers: ours }, 'nothing is left: no staged or installed credential copy, no lock or record, no container, no cgroup');
     ran += 1;
   });
 }

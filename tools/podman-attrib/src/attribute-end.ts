@@ -21,8 +21,6 @@ export interface AttributeEndInput {
   exitCode: number;
   startedAt?: string;
   endedAt?: string;
-  /** The last lines of podman run's stderr; evidence for start failures. */
-  stderrTail?: string;
   /** The container ID from the cidfile, when it was written. */
   containerId?: string;
   /** Marks taken by prepareAttribution: only later log lines count. */
@@ -107,7 +105,6 @@ export function attributeEnd(given: AttributeEndInput, deps: AttributeDeps = {})
     kernel: kernel.state === 'read' ? kernel : undefined,
     counters,
     events: eventLog.state === 'read' ? eventLog.events : undefined,
-    stderrTail: input.stderrTail,
   });
   const evidence: Evidence = {
     basis: verdict.basis,
@@ -115,7 +112,6 @@ export function attributeEnd(given: AttributeEndInput, deps: AttributeDeps = {})
     kernelLog: kernel,
     cgroup: cgroupEvidence(layout, parent, counters, input.sampled),
     eventLog,
-    ...(input.stderrTail !== undefined ? { stderrTail: input.stderrTail } : {}),
     ...(input.interrupted ? { interrupted: input.interrupted } : {}),
   };
   const id = input.containerId ?? (eventRead.state === 'read' ? eventRead.id : undefined);

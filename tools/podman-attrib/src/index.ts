@@ -2,7 +2,6 @@ export { prepareAttribution, type Attribution, type PrepareOptions } from './pre
 export { startSampler, sampleNow, type Sampler } from './sampler.js';
 export { attributeEnd, readCidfile, type AttributeEndInput, type AttributeDeps } from './attribute-end.js';
 export { attributeContainer, parseInspect, type InspectedState } from './attribute-container.js';
-export { runAttributedSession, writeResultFile, type SessionOptions, type SessionResult } from './session.js';
 export { decide, signalOfStatus, podmanErrorLine, podmanStartStatuses, type Verdict, type VerdictInput } from './verdict.js';
 export { findKernelEvents, parseKmsgRecord, readKmsg, kmsgMark } from './kernel-log.js';
 export { readContainerEvents, eventLogPath, eventLogMark } from './event-log.js';

@@ -1,0 +1,130 @@
+// Each row is one way a real session ends, run through the launcher itself (`agent-sandbox
+// run`: the one session driver). The ledger line's reason must be the true one, the agent's
+// status passes through unchanged, and nothing may be left behind. On cgroup v1 the kernel log
+// is the evidence for OOM and pids kills; on v2 the parent cgroup's own counters are.
+import t from 'tap';
+import { validateDocument, cgroupMode } from '@agent-sandbox/shared';
+import { runPodman } from '@agent-sandbox/shared/podman';
+import { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import { nothingLeft, sessionFixture, type SessionFixture } from './fixtures/session-fixture.js';
+
+const image = 'localhost/agent-sandbox:latest';
+const v2 = cgroupMode() === 'v2';
+
+interface Row {
+  claim: string;
+  label: string;
+  flags: string[];
+  script: string;
+  meanwhile?: (fx: SessionFixture) => Promise<void>;
+  exitCode: number;
+  reason: string;
+  check?: (t: Tap.Test, line: any, ms: number) => void;
+}
+
+async function untilRunning(name: string): Promise<void> {
+  for (let i = 0; i < 150; i += 1) {
+    const out = await runPodman(['ps', '--filter', `name=^${name}$`, '--filter', 'status=running', '--format', '{{.Names}}'], { expect: 'any' });
+    if (out.stdout.trim() === name) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${name} never ran`);
+}
+
+const rows: Row[] = [
+  {
+    claim: 'a memory bomb is oom-killed: exit 137 and the ledger says oom-killed, with the evidence naming our cgroup',
+    label: 'oom',
+    flags: ['--memory', '96m'],
+    script: 'a=x; while true; do a="$a$a"; done',
+    exitCode: 137,
+    reason: 'oom-killed',
+    check: (t, line) => {
+      t.match(line.evidence.basis, v2 ? /^cgroup counter memory\.events:oom_kill/ : /^kernel log: oom-kill:.*oom_memcg=\/agent-sandbox\/astest-oom-[0-9a-f]+\/libpod-[0-9a-f]{64}/);
+      t.ok(line.peak.memoryBytes >= 90 * 1024 * 1024, `the peak (${line.peak.memoryBytes}) is at the 96m limit`);
+    },
+  },
+  {
+    claim: 'a fork bomb under --pids is pids-limit in the ledger, and its peak is at the limit',
+    label: 'forkbomb',
+    flags: ['--pids', '32'],
+    script: 'f() { f | f & }; f; sleep 2',
+    exitCode: 0,
+    reason: 'pids-limit',
+    check: (t, line) => {
+      t.match(line.evidence.basis, v2 ? /^cgroup counter pids\.events:max/ : /^kernel log: cgroup: fork rejected by pids controller in \/agent-sandbox\/astest-forkbomb-/);
+      t.ok(line.peak.pids >= 28 && line.peak.pids <= 33, `peak pids ${line.peak.pids} is at the limit 32`);
+    },
+  },
+  {
+    claim: '`exit 3` is exited with 3',
+    label: 'exit3',
+    flags: [],
+    script: 'exit 3',
+    exitCode: 3,
+    reason: 'exited',
+    check: (t, line) => t.equal(line.evidence.basis, 'exit status 3'),
+  },
+  {
+    claim: 'a session killed from outside with SIGKILL is signal, exit 137',
+    label: 'sigkill',
+    flags: [],
+    script: 'sleep 60',
+    meanwhile: async (fx) => {
+      await untilRunning(`agent-sandbox-${fx.id}`);
+      await runPodman(['kill', '--signal', 'KILL', `agent-sandbox-${fx.id}`], { expect: 'any' });
+    },
+    exitCode: 137,
+    reason: 'signal',
+  },
+  {
+    claim: '--timeout stops a session that runs on: the ledger says timeout, promptly',
+    label: 'timeout',
+    flags: ['--timeout', '3s'],
+    script: 'trap "" TERM; sleep 60',
+    exitCode: 137,
+    reason: 'timeout',
+    check: (t, line, ms) => {
+      t.ok(ms < 20_000, `stopped after ${ms} ms (3 s timeout, 3 s grace before SIGKILL)`);
+      t.equal(line.limits.timeout, '3s', 'the ledger states the declared timeout');
+      t.equal(line.evidence.stopped, 'timeout');
+    },
+  },
+  {
+    claim: 'a writer with no end under --disk is stopped: disk-limit, within the measured overshoot',
+    label: 'disk',
+    flags: ['--disk', '128m'],
+    script: 'trap "" TERM; dd if=/dev/zero of=/sandbox/workspaces/$AGENT_SANDBOX_SESSION/fill bs=1M 2>/dev/null; sleep 60',
+    exitCode: 137,
+    reason: 'disk-limit',
+    check: (t, line) => {
+      const written = line.evidence.disk.writtenBytes;
+      t.ok(written > 128 * 1024 * 1024, `the watchdog saw ${written} bytes written, over the 128m ceiling`);
+      t.ok(written < 1024 * 1024 * 1024, `and stopped it within 1 GiB (overshoot ${Math.round((written - 128 * 1024 * 1024) / 1048576)} MiB)`);
+      t.equal(line.evidence.disk.mechanism, 'watchdog');
+    },
+  },
+];
+
+let ran = 0;
+for (const row of rows) {
+  t.test(row.claim, async (t) => {
+    const fx = await sessionFixture(t, row.label);
+    const began = Date.now();
+    const flags = fx.flags.filter((f, i, all) => f !== '--agent-bin' && all[i - 1] !== '--agent-bin');
+    const running = fx.run(['run', ...flags, '--image', image, '--agent-bin', '/bin/sh', ...row.flags, '--', '-c', row.script], { timeoutMs: 180_000 });
+    await row.meanwhile?.(fx);
+    const out = await running;
+    const ms = Date.now() - began;
+    t.equal(out.exitCode, row.exitCode, `the status passes through (stderr: ${out.stderr.trim().split('\n').slice(-3).join(' | ')})`);
+    const lines = fx.ledgerLines();
+    t.equal(lines.length, 1, 'one ledger line');
+    t.doesNotThrow(() => validateDocument(LedgerLine, lines[0], 'ledger'), 'it matches the ledger schema');
+    t.match(lines[0], { outcome: 'ran', exitCode: row.exitCode, reason: row.reason });
+    row.check?.(t, lines[0], ms);
+    t.same(await fx.leftovers(), nothingLeft, 'no container, staged or installed copy, lock, record or cgroup is left');
+    ran += 1;
+  });
+}
+
+t.test('every row ran', async (t) => t.equal(ran, rows.length));
