@@ -18,8 +18,12 @@ for base in /sys/fs/cgroup/*/agent-sandbox; do
 done
 owners=$(find /run/agent-sandbox/owners -mindepth 1 -maxdepth 1 2>/dev/null)
 [ -z "$owners" ] || report "session owner records left: $(echo "$owners" | tr '\n' ' ')"
+# A session's sentinel (tools/agent-sandbox/src/sentinel.ts) outlives nothing but its launcher.
+# shellcheck disable=SC2016 # the pattern is the literal script, $line included
+sentinels=$(pgrep -f 'IFS= read -r line; \[ "\$line" = released \]' 2>/dev/null || true)
+[ -z "$sentinels" ] || report "session sentinels still waiting (pids): $(echo "$sentinels" | tr '\n' ' ')"
 if [ "$problems" -gt 0 ]; then
   echo "leak-check: $problems kind(s) of leftovers: a test or a run did not clean up" >&2
   exit 1
 fi
-echo "leak-check: no containers, pods, network namespaces, session cgroups or owner records left" >&2
+echo "leak-check: no containers, pods, network namespaces, session cgroups, owner records or sentinels left" >&2
