@@ -116,62 +116,79 @@ function receiveCommand(entry: Entry): CommandSpec {
   };
 }
 
+type RequestOf = (ctx: RunContext) => ReturnType<typeof parseRequest>;
+
+/** plan and kube: the composed session as JSON (kube stages the credential for the Pod). */
+function printCommands(request: RequestOf): CommandSpec[] {
+  return [
+    {
+      name: 'plan',
+      describe: 'print the composed session plan (JSON); stages and runs nothing',
+      options,
+      takesCommand: true,
+      run: async (_i, ctx) => {
+        await sweepFirst(ctx, ctx.options['root']);
+        return { output: await planCommand(request(ctx), { env: ctx.env, user: user() }) };
+      },
+    },
+    {
+      name: 'kube',
+      describe: 'print the session plan as a Kubernetes Pod manifest (JSON, which is YAML)',
+      options,
+      takesCommand: true,
+      run: async (_i, ctx) => {
+        await sweepFirst(ctx, ctx.options['root']);
+        return { output: await kubeCommand(request(ctx), { env: ctx.env, user: user() }) };
+      },
+    },
+  ];
+}
+
+function hostsCommandSpec(): CommandSpec {
+  return {
+    name: 'hosts',
+    describe: 'list the hosts registry: roles, which is this machine, which answer',
+    options: [options.find((o) => o.flag === 'hosts')!],
+    run: async (_i, ctx) => {
+      await sweepFirst(ctx, undefined);
+      const flag = ctx.options['hosts'] as string | undefined;
+      return { output: await hostsCommand(flag ?? defaultRegistryPath(ctx.env, homeOf(ctx.env)), Boolean(flag), '/etc/machine-id') };
+    },
+  };
+}
+
+function doctorCommandSpec(entry: Entry): CommandSpec {
+  return {
+    name: 'doctor',
+    describe: 'readiness report for this node from the run path preflight; exit 0 only when a session would start',
+    options: [
+      ...options.filter((o) => ['host', 'hosts', 'image', 'account', 'root', 'runtime', 'ledger'].includes(o.flag)),
+      { flag: 'json', type: 'boolean', describe: 'print the report as JSON' },
+    ],
+    run: async (_i, ctx) => {
+      await sweepFirst(ctx, ctx.options['root']);
+      const o = ctx.options;
+      const req = parseRequest('run', { ...o, runtime: o['runtime'] ?? 'codex', workspace: 'doctor' }, [], ctx.env, entry.argv);
+      const { exitCode, ...doc } = await doctorCommand(req, { env: ctx.env, user: user() }, o['runtime'] !== undefined);
+      if (o['json']) return { output: doc, exitCode };
+      for (const c of doc.checks) ctx.log(`${c.ok ? 'ok  ' : c.required ? 'FAIL' : 'warn'} ${c.name}: ${c.ok ? c.detail : c.remedy}`);
+      ctx.log(doc.ok ? 'a session would start here' : 'a session would NOT start here');
+      return { exitCode };
+    },
+  };
+}
+
 export function makeTool(entry: Entry): ToolSpec {
-  const request = (ctx: RunContext, mode: Mode = 'run') => parseRequest(mode, ctx.options, ctx.rest, ctx.env, entry.argv);
+  const request: RequestOf = (ctx) => parseRequest('run', ctx.options, ctx.rest, ctx.env, entry.argv);
   return {
     name: 'agent-sandbox',
     summary: 'run an agent CLI session in one podman container with declared limits; fail closed',
     commands: [
       sessionCommand('run', entry, 'run a session; the agent owns stdin/stdout/stderr; exits with its status'),
       sessionCommand('exec', entry, 'run a session with output captured to a log; stdout carries only the log path'),
-      {
-        name: 'plan',
-        describe: 'print the composed session plan (JSON); stages and runs nothing',
-        options,
-        takesCommand: true,
-        run: async (_i, ctx) => {
-          await sweepFirst(ctx, ctx.options['root']);
-          return { output: await planCommand(request(ctx), { env: ctx.env, user: user() }) };
-        },
-      },
-      {
-        name: 'kube',
-        describe: 'print the session plan as a Kubernetes Pod manifest (JSON, which is YAML)',
-        options,
-        takesCommand: true,
-        run: async (_i, ctx) => {
-          await sweepFirst(ctx, ctx.options['root']);
-          return { output: await kubeCommand(request(ctx), { env: ctx.env, user: user() }) };
-        },
-      },
-      {
-        name: 'hosts',
-        describe: 'list the hosts registry: roles, which is this machine, which answer',
-        options: [options.find((o) => o.flag === 'hosts')!],
-        run: async (_i, ctx) => {
-          await sweepFirst(ctx, undefined);
-          const flag = ctx.options['hosts'] as string | undefined;
-          return { output: await hostsCommand(flag ?? defaultRegistryPath(ctx.env, homeOf(ctx.env)), Boolean(flag), '/etc/machine-id') };
-        },
-      },
-      {
-        name: 'doctor',
-        describe: 'readiness report for this node from the run path preflight; exit 0 only when a session would start',
-        options: [
-          ...options.filter((o) => ['host', 'hosts', 'image', 'account', 'root', 'runtime', 'ledger'].includes(o.flag)),
-          { flag: 'json', type: 'boolean', describe: 'print the report as JSON' },
-        ],
-        run: async (_i, ctx) => {
-          await sweepFirst(ctx, ctx.options['root']);
-          const o = ctx.options;
-          const req = parseRequest('run', { ...o, runtime: o['runtime'] ?? 'codex', workspace: 'doctor' }, [], ctx.env, entry.argv);
-          const { exitCode, ...doc } = await doctorCommand(req, { env: ctx.env, user: user() }, o['runtime'] !== undefined);
-          if (o['json']) return { output: doc, exitCode };
-          for (const c of doc.checks) ctx.log(`${c.ok ? 'ok  ' : c.required ? 'FAIL' : 'warn'} ${c.name}: ${c.ok ? c.detail : c.remedy}`);
-          ctx.log(doc.ok ? 'a session would start here' : 'a session would NOT start here');
-          return { exitCode };
-        },
-      },
+      ...printCommands(request),
+      hostsCommandSpec(),
+      doctorCommandSpec(entry),
       receiveCommand(entry),
     ],
     epilog: `Defaults: root $HOME/sandbox, image ${defaultImage}, ledger \${XDG_STATE_HOME:-~/.local/state}/agent-sandbox/ledger.jsonl. The agent never runs outside a container; no flag or variable changes that.`,

@@ -1,6 +1,8 @@
 // Each refusal of mount-plan, through the real executable: the exit code (86 for
 // path escapes, 87 for git metadata that cannot be mounted at the same absolute
 // paths, 80 for malformed input) and the error code naming the case.
+// Long because it is one table of refusal rows, each a claim with its own setup; split, the
+// rows would lose the one runner that counts them.
 import t from 'tap';
 import { mkdir, mkdtemp, rm, symlink, writeFile, rename } from 'node:fs/promises';
 import { runBin, tempDir } from '@agent-sandbox/testkit';

@@ -1,4 +1,6 @@
 // Each row is one claim about path-guard, run through the real executable.
+// Long because it is one table of containment rows (every escape path-guard refuses), run by
+// one runner that counts them.
 import t from 'tap';
 import { mkdir, symlink, writeFile, lstat, rm } from 'node:fs/promises';
 import { runBin, tempDir } from '@agent-sandbox/testkit';

@@ -74,6 +74,40 @@ async function removeContainer(name: string): Promise<void> {
 }
 
 /**
+ * What stops a running session: SIGINT/SIGTERM to this process (unless the caller handles
+ * them) and the caller's stop signal. Either removes the container by name, with a grace
+ * period, until podman run has returned.
+ */
+function stopControl(name: string, hooks: RunHooks, finished: () => boolean) {
+  const aborter = new AbortController();
+  const state: { interrupted?: StopSignal; stopped?: string; stopping?: Promise<void> } = {};
+  const stopContainer = (why: string) => {
+    hooks.log?.(`sandbox-run: ${why}: stopping container ${name}`);
+    state.stopping ??= stopUntilGone(name, hooks.stopGraceSeconds ?? 3, finished, () => aborter.abort());
+  };
+  const onSignal = (signal: StopSignal) => {
+    state.interrupted ??= signal;
+    stopContainer(signal);
+  };
+  const onStop = () => {
+    state.stopped ??= String(hooks.stop?.reason ?? 'stopped');
+    stopContainer(state.stopped);
+  };
+  const handlers = { SIGINT: () => onSignal('SIGINT'), SIGTERM: () => onSignal('SIGTERM') };
+  if (hooks.handleSignals !== false) for (const [sig, fn] of Object.entries(handlers)) process.on(sig, fn);
+  if (hooks.stop?.aborted) onStop();
+  else hooks.stop?.addEventListener('abort', onStop, { once: true });
+  return {
+    state,
+    signal: aborter.signal,
+    detach() {
+      if (hooks.handleSignals !== false) for (const [sig, fn] of Object.entries(handlers)) process.off(sig, fn);
+      hooks.stop?.removeEventListener('abort', onStop);
+    },
+  };
+}
+
+/**
  * Preflight, run, pass the status through. Throws ToolError 80/82/83/86/88 when
  * nothing could start (83 also when podman itself failed: its exit 125).
  */
@@ -82,52 +116,36 @@ export async function runPlan(plan: RunPlan | ResolvedPlan, hooks: RunHooks = {}
   const facts = await preflight(resolved, hooks.preflight, hooks.facts);
   const argv = buildRunArgv(resolved, facts);
   const name = resolved.name;
-
-  const aborter = new AbortController();
   let finished = false;
-  let interrupted: StopSignal | undefined;
-  let stopped: string | undefined;
-  let stopping: Promise<void> | undefined;
-  const stopContainer = (why: string) => {
-    hooks.log?.(`sandbox-run: ${why}: stopping container ${name}`);
-    stopping ??= stopUntilGone(name, hooks.stopGraceSeconds ?? 3, () => finished, () => aborter.abort());
-  };
-  const onSignal = (signal: StopSignal) => {
-    interrupted ??= signal;
-    stopContainer(signal);
-  };
-  const onStop = () => {
-    stopped ??= String(hooks.stop?.reason ?? 'stopped');
-    stopContainer(stopped);
-  };
-  const handlers = { SIGINT: () => onSignal('SIGINT'), SIGTERM: () => onSignal('SIGTERM') };
-  if (hooks.handleSignals !== false) for (const [sig, fn] of Object.entries(handlers)) process.on(sig, fn);
-  if (hooks.stop?.aborted) onStop();
-  else hooks.stop?.addEventListener('abort', onStop, { once: true });
-
+  const control = stopControl(name, hooks, () => finished);
   const startedAt = new Date().toISOString();
   let exitCode: number;
   try {
-    const running = spawnPodmanAttached(buildRunArgs(resolved, facts), {
+    exitCode = await spawnPodmanAttached(buildRunArgs(resolved, facts), {
       stdio: hooks.stdio ?? 'inherit',
       ...(hooks.env ? { env: hooks.env } : { passEnv: resolved.env }),
-      signal: aborter.signal,
+      signal: control.signal,
       onSpawn: (pid) => hooks.onStart?.({ containerName: name, argv, startedAt, pid }),
     });
-    exitCode = await running;
   } finally {
     finished = true;
-    if (hooks.handleSignals !== false) for (const [sig, fn] of Object.entries(handlers)) process.off(sig, fn);
-    hooks.stop?.removeEventListener('abort', onStop);
+    control.detach();
   }
   const endedAt = new Date().toISOString();
-
+  const { interrupted, stopped } = control.state;
   if (interrupted || stopped) {
-    await stopping;
+    await control.state.stopping;
     if (await containerExists(name)) await removeContainer(name);
     if (exitCode < 0 || exitCode > 255 || exitCode === 125) exitCode = 128 + constants.signals[interrupted ?? 'SIGKILL'];
     return { exitCode, startedAt, endedAt, containerName: name, ...(interrupted ? { interrupted } : {}), ...(stopped ? { stopped } : {}), argv };
   }
+  return await settle(resolved, hooks, { exitCode, startedAt, endedAt, argv });
+}
+
+/** A run that was not stopped: podman's own failures are refusals; kept containers are removed after the hook. */
+async function settle(resolved: ResolvedPlan, hooks: RunHooks, run: { exitCode: number; startedAt: string; endedAt: string; argv: string[] }): Promise<RunOutcome> {
+  const { name } = resolved;
+  const { exitCode, startedAt, endedAt, argv } = run;
   if (exitCode === 125) {
     // podman's own failure (name in use, bad flag, storage): the command never ran. Someone
     // else may own a container of this name, so nothing is removed by name here.
