@@ -14,7 +14,7 @@ export {
   type ConfigEntry,
   type ReadEffectiveConfig,
 } from './config-scan.js';
-export { snapshotRefs, diffRefs, sessionOwnRefs, parseLooseRef, parsePackedRefs, type RefSnapshot, type RefChange } from './ref-snapshot.js';
+export { snapshotRefs, snapshotRefsSync, diffRefs, sessionOwnRefs, parseLooseRef, parsePackedRefs, type RefSnapshot, type RefChange } from './ref-snapshot.js';
 export { scanNestedGit, diffNestedGit, type NestedGit, type NestedGitChange, type NestedScan } from './nested-git.js';
 export { reservedPaths, reservedCollision, containerWorkspace, workspacesMount, homeMount, secretsMount } from './container-paths.js';
 export { tool } from './cli.js';
