@@ -33,6 +33,8 @@ export interface GitDetection {
   hostPathAlias?: string;
   /** `<gitDir or commonDir>/worktrees` exists: other worktrees' registrations, mounted read-only. */
   hasRegistry: boolean;
+  /** `<gitDir or commonDir>/modules` exists: submodule git dirs, mounted read-only. */
+  hasModules: boolean;
 }
 
 /** Reads one value from a git config file; undefined when unset. */
@@ -138,15 +140,16 @@ async function requirePlainEntries(dir: string, entries: [string, 'dir' | 'file'
 }
 
 /** The entries of a git dir (or common dir) that the view mounts or copies. */
-async function checkGitDirEntries(dir: string, full: boolean): Promise<boolean> {
+async function checkGitDirEntries(dir: string, full: boolean): Promise<{ hasRegistry: boolean; hasModules: boolean }> {
   await requirePlainEntries(dir, [
     ['objects', 'dir', 'required'],
     ['refs', 'dir', 'required'],
     ['logs', 'dir', 'optional'],
     ['worktrees', 'dir', 'optional'],
+    ['modules', 'dir', 'optional'],
     ...(full ? ([['HEAD', 'file', 'required'], ['index', 'file', 'optional'], ['ORIG_HEAD', 'file', 'optional']] as const) : []),
   ] as [string, 'dir' | 'file', 'required' | 'optional'][]);
-  return isDir(`${dir}/worktrees`);
+  return { hasRegistry: await isDir(`${dir}/worktrees`), hasModules: await isDir(`${dir}/modules`) };
 }
 
 /** A linked worktree: common dir, registry, registration. */
@@ -188,14 +191,14 @@ async function detectWorktree(workspace: string, gitDir: string): Promise<GitDet
     ['config.worktree', 'file', 'optional'],
     ['modules', 'dir', 'optional'],
   ]);
-  const hasRegistry = await checkGitDirEntries(commonDir, false);
-  return { kind: 'worktree', gitDir, commonDir, worktreeName, hostPathAlias: workspace, hasRegistry };
+  const entries = await checkGitDirEntries(commonDir, false);
+  return { kind: 'worktree', gitDir, commonDir, worktreeName, hostPathAlias: workspace, ...entries };
 }
 
 /** A gitfile naming a full git dir: a submodule or a separate git dir. */
 async function detectSubmodule(workspace: string, gitDir: string, read: ReadConfigValue): Promise<GitDetection> {
   await requireRepositoryDirs(gitDir, ['objects', 'refs'], 'gitdir-not-a-repository', 'gitdir');
-  const hasRegistry = await checkGitDirEntries(gitDir, true);
+  const entries = await checkGitDirEntries(gitDir, true);
   const configured = await read(`${gitDir}/config`, 'core.worktree');
   let hostPathAlias: string | undefined;
   if (configured !== undefined) {
@@ -215,7 +218,7 @@ async function detectSubmodule(workspace: string, gitDir: string, read: ReadConf
     }
     hostPathAlias = workspace;
   }
-  return { kind: 'submodule', gitDir, commonDir: gitDir, ...(hostPathAlias ? { hostPathAlias } : {}), hasRegistry };
+  return { kind: 'submodule', gitDir, commonDir: gitDir, ...(hostPathAlias ? { hostPathAlias } : {}), ...entries };
 }
 
 /** The detection; throws a ToolError (87) for anything that would leave git broken inside. */
@@ -223,15 +226,14 @@ export async function detectGit(options: DetectOptions): Promise<GitDetection> {
   const { workspace, containerWorkspace } = options;
   const dotgit = `${workspace}/.git`;
   const info = await lstatOrUndefined(dotgit);
-  if (!info) return { kind: 'none', hasRegistry: false };
+  if (!info) return { kind: 'none', hasRegistry: false, hasModules: false };
   if (info.isSymbolicLink()) throw refuse('dotgit-symlink', `${dotgit} is a symlink; git inside the container would not follow it`);
   if (info.isDirectory()) {
     if (await lstatOrUndefined(`${dotgit}/commondir`)) {
       throw refuse('dotgit-commondir', `${dotgit} is a directory with a commondir file; not supported`);
     }
     await requireRepositoryDirs(dotgit, ['HEAD', 'objects', 'refs'], 'gitdir-not-a-repository', 'git dir');
-    const hasRegistry = await checkGitDirEntries(dotgit, true);
-    return { kind: 'repo', gitDir: dotgit, commonDir: dotgit, hasRegistry };
+    return { kind: 'repo', gitDir: dotgit, commonDir: dotgit, ...(await checkGitDirEntries(dotgit, true)) };
   }
   if (!info.isFile()) throw refuse('dotgit-not-a-file', `${dotgit} is neither a directory nor a regular file`);
   const link = await readGitLink(dotgit);

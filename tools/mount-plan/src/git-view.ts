@@ -57,6 +57,8 @@ export interface ViewInput {
   workdir: string;
   /** True when `<gitDir>/worktrees` exists (mounted read-only). */
   hasRegistry: boolean;
+  /** True when `<gitDir>/modules` exists (submodule git dirs, mounted read-only). */
+  hasModules: boolean;
 }
 
 function viewDir(root: string, sessionId: string): string {
@@ -79,12 +81,13 @@ export function planGitView(input: ViewInput): PlannedView {
   // Where git inside finds that directory: the workspace's .git for a repo, else the same path.
   const destination = git.kind === 'repo' ? `${workdir}/.git` : real;
   const dir = viewDir(input.root, input.sessionId);
-  const links = liveNames.map((name) => ({ name, target: `${gitLiveMount}/${name}` }));
+  // Read-only directories that exist are bind mounts, not symlinks: git takes the realpath of a
+  // submodule's git dir, and a relative core.worktree there must resolve below the workspace.
+  const bound = [...(input.hasRegistry ? ['worktrees'] : []), ...(input.hasModules ? ['modules'] : [])];
+  const links = [...liveNames, 'worktrees'].filter((n) => !bound.includes(n)).map((name) => ({ name, target: `${gitLiveMount}/${name}` }));
   links.push({ name: 'packed-refs', target: `${gitPackedMount}/l1` });
   if (!full) links.push({ name: 'HEAD', target: `${gitLiveMount}/HEAD` });
-  const mountPoints = [...sharedDirs];
-  if (input.hasRegistry) mountPoints.push('worktrees');
-  else links.push({ name: 'worktrees', target: `${gitLiveMount}/worktrees` });
+  const mountPoints = [...sharedDirs, ...bound];
   const view: GitView = {
     dir,
     shadow: `${dir}/shadow`,
@@ -104,7 +107,7 @@ export function planGitView(input: ViewInput): PlannedView {
     { source: view.packed, destination: gitPackedMount, readOnly: false },
   ];
   for (const name of sharedDirs) mounts.push({ source: `${real}/${name}`, destination: `${destination}/${name}`, readOnly: false });
-  if (input.hasRegistry) mounts.push({ source: `${real}/worktrees`, destination: `${destination}/worktrees`, readOnly: true });
+  for (const name of bound) mounts.push({ source: `${real}/${name}`, destination: `${destination}/${name}`, readOnly: true });
   const samePath = git.kind === 'repo' ? [] : [real];
   if (git.kind === 'worktree') {
     view.placeholders.push(...ownGitDirPlaceholders(git.gitDir));

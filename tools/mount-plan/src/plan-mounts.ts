@@ -148,7 +148,7 @@ export async function planMounts(input: MountPlanInput, options: PlanOptions = {
     containerWorkspace: workdir,
     ...(options.readConfigValue ? { readConfigValue: options.readConfigValue } : {}),
   });
-  const planned = planGitView({ git, workspace, root, sessionId: input.sessionId, workdir, hasRegistry: git.hasRegistry });
+  const planned = planGitView({ git, workspace, root, sessionId: input.sessionId, workdir, hasRegistry: git.hasRegistry, hasModules: git.hasModules });
   await checkGitMounts(git, planned, root, input.gitRoots ?? [root]);
   const home = await pinHome(root, input.sessionId);
   const writableConfig = await scanConfig(git, input, workspace, home, options.readEffectiveConfig ?? gitEffectiveConfig);

@@ -5,13 +5,14 @@
 import t from 'tap';
 import { lstat, mkdir, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tempDir } from '@agent-sandbox/testkit';
+import type { Teardown } from '@agent-sandbox/testkit';
 import { finishGitView, planMounts, prepareGitView } from '../dist/index.js';
 import { git, worktreeSession } from './fixtures/git-tree.js';
 import { chownToHostUser, hostUid } from './fixtures/host-user.js';
 
 const exists = (p: string) => lstat(p).then(() => true, () => false);
 
-async function linked(t: Parameters<Parameters<typeof t.test>[1]>[0], owner?: number) {
+async function linked(t: Teardown, owner?: number) {
   const tree = await worktreeSession(await tempDir(t, 'mount-plan-view-'));
   if (owner !== undefined) await chownToHostUser(tree.base);
   const plan = await planMounts({ workspace: tree.workspace, root: tree.root, sessionId: 's1', gitRoots: [tree.gitRoot] });
@@ -67,7 +68,7 @@ t.test('a second prepare for the same session id is refused until the first is f
   await finishGitView(view.dir);
 });
 
-async function plain(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function plain(t: Teardown) {
   const base = await tempDir(t, 'mount-plan-view-repo-');
   const ws = `${base}/root/workspaces/s1`;
   await mkdir(ws, { recursive: true });

@@ -8,6 +8,7 @@
 import t from 'tap';
 import { access, writeFile } from 'node:fs/promises';
 import { imageExists, tempDir } from '@agent-sandbox/testkit';
+import type { Teardown } from '@agent-sandbox/testkit';
 import { finishGitView, planMounts } from '../dist/index.js';
 import { git, image, prepareView, runInContainer, worktreeSession } from './fixtures/git-tree.js';
 import { chownToHostUser, everydayGit, hostUid, hostUser, type HostUser } from './fixtures/host-user.js';
@@ -51,7 +52,7 @@ function plantLines(stdout: string): Map<string, number> {
   return new Map([...stdout.matchAll(/^plant (\S+) rc=(\d+)$/gm)].map((m) => [m[1] as string, Number(m[2])]));
 }
 
-async function linkedSession(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function linkedSession(t: Teardown) {
   const base = await tempDir(t, 'mount-plan-plant-');
   const tree = await worktreeSession(base);
   await chownToHostUser(base);
@@ -138,7 +139,7 @@ t.test('control: a rewritten commondir, or one planted in the common dir, redire
   }
 });
 
-async function plainSession(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function plainSession(t: Teardown) {
   const base = await tempDir(t, 'mount-plan-plant-repo-');
   const root = `${base}/root`;
   const workspace = `${root}/workspaces/s1`;

@@ -4,12 +4,13 @@
 import t from 'tap';
 import { readFile } from 'node:fs/promises';
 import { imageExists, leakedContainers, tempDir } from '@agent-sandbox/testkit';
+import type { Teardown } from '@agent-sandbox/testkit';
 import { planMounts } from '../dist/index.js';
 import { git, image, prepareView, runInContainer, worktreeSession } from './fixtures/git-tree.js';
 
 const root0 = { user: '0:0' }; // host test files belong to root; caps stay dropped
 
-async function setup(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function setup(t: Teardown) {
   const tree = await worktreeSession(await tempDir(t, 'mount-plan-wt-'));
   const plan = await planMounts({ workspace: tree.workspace, root: tree.root, sessionId: 's1', gitRoots: [tree.gitRoot] });
   await prepareView(t, plan);
