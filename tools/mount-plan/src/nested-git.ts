@@ -11,7 +11,9 @@
  * (diffNestedGit). No symlink is followed; the workspace's own top-level `.git` is skipped.
  */
 import { createHash } from 'node:crypto';
+import { readdirSync, type Dirent } from 'node:fs';
 import * as nodeFs from 'node:fs/promises';
+import type { NestedGitChange } from '@agent-sandbox/shared/schemas/mount-plan';
 
 export interface NestedGit {
   /** Relative to the workspace. */
@@ -21,11 +23,8 @@ export interface NestedGit {
   signature: string;
 }
 
-export interface NestedGitChange {
-  path: string;
-  change: 'added' | 'changed' | 'removed';
-  type: NestedGit['type'];
-}
+/** `{path, change, type}` (schema: mount-plan NestedGitChange). */
+export type { NestedGitChange };
 
 export interface ScanOptions {
   /** Stop after this many directory entries (the result says so); default 2,000,000. */
@@ -62,6 +61,15 @@ async function gitDirSignature(dir: string): Promise<string> {
   return hash.digest('hex');
 }
 
+/** Synchronous: a workspace walk is tens of thousands of directories, each a thread-pool round trip otherwise. */
+function listDir(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
 export interface NestedScan {
   entries: NestedGit[];
   /** The walk stopped at maxEntries: the list is incomplete. */
@@ -78,11 +86,12 @@ export async function scanNestedGit(workspace: string, options: ScanOptions = {}
   while (pending.length > 0) {
     const rel = pending.pop() as string;
     const dir = rel === '' ? workspace : `${workspace}/${rel}`;
-    const list = await nodeFs.readdir(dir, { withFileTypes: true }).catch(() => []);
+    const list = listDir(dir);
     visited += list.length;
     if (visited > limit) return { entries, truncated: true, visited };
     const names = new Set(list.map((d) => d.name));
-    if (rel !== '' && names.has('HEAD') && names.has('objects') && names.has('refs') && !rel.endsWith('/.git') && rel !== '.git') {
+    // Not below a .git (never entered): a directory git itself would take for a bare repository.
+    if (rel !== '' && names.has('HEAD') && names.has('objects') && names.has('refs')) {
       entries.push({ path: rel, type: 'bare', signature: await gitDirSignature(dir) });
     }
     for (const entry of list) {

@@ -11,19 +11,15 @@
  * Values: an object id, `ref: <target>` for a symbolic ref, or `invalid: <first bytes>`.
  */
 import * as nodeFs from 'node:fs';
+import type { RefChange } from '@agent-sandbox/shared/schemas/mount-plan';
 
 export interface RefSnapshot {
   commonDir: string;
   refs: Record<string, string>;
 }
 
-export interface RefChange {
-  name: string;
-  /** null: the ref did not exist before (created). */
-  old: string | null;
-  /** null: the ref no longer exists (deleted). */
-  new: string | null;
-}
+/** `{name, old, new}`; old null: created, new null: deleted (schema: mount-plan RefChange). */
+export type { RefChange };
 
 const oid = /^([0-9a-f]{40}|[0-9a-f]{64})$/;
 

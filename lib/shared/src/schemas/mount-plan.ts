@@ -130,3 +130,31 @@ export const MountPlanOutput = Closed(
   { $id: 'mount-plan.output' },
 );
 export type MountPlanOutput = Static<typeof MountPlanOutput>;
+
+/**
+ * What the launcher reports after a session (proposed ledger fields, see tools/mount-plan/README.md,
+ * "The launcher's part"): refs changed outside the session's own, nested repositories new or changed
+ * in the workspace, and what finishGitView did.
+ */
+export const RefChange = Closed({
+  name: Type.String({ description: 'refs/..., main-worktree/HEAD or worktrees/<name>/...' }),
+  old: Type.Union([Type.String(), Type.Null()], { description: 'object id, "ref: <target>", or null: created' }),
+  new: Type.Union([Type.String(), Type.Null()], { description: 'object id, "ref: <target>", or null: deleted' }),
+});
+export type RefChange = Static<typeof RefChange>;
+
+export const NestedGitChange = Closed({
+  path: Type.String({ description: 'relative to the workspace' }),
+  change: Type.Union([Type.Literal('added'), Type.Literal('changed'), Type.Literal('removed')]),
+  type: Type.Union([Type.Literal('gitdir'), Type.Literal('gitfile'), Type.Literal('symlink'), Type.Literal('bare')]),
+});
+export type NestedGitChange = Static<typeof NestedGitChange>;
+
+export const GitViewReport = Closed({
+  copiedBack: Type.Array(Type.String()),
+  conflicts: Type.Array(Type.String()),
+  invalid: Type.Array(Type.String()),
+  dropped: Type.Array(Type.String()),
+  inProgress: Type.Array(Type.String()),
+});
+export type GitViewReport = Static<typeof GitViewReport>;
