@@ -1,28 +1,26 @@
 /**
- * What kind of git checkout the workspace is, and which git metadata the
- * container needs mounted (at the same absolute paths) for git to work inside.
+ * What kind of git checkout the workspace is, and where its git metadata lies
+ * (git-view.ts turns that into mounts).
  *
  * - none: no `.git` at the workspace's top.
- * - repo: `.git` is a directory inside the workspace; nothing extra to mount,
- *   except that `.git/worktrees` (other worktrees' registrations) goes read-only.
+ * - repo: `.git` is a directory inside the workspace.
  * - worktree: `.git` is a gitfile naming `<common>/worktrees/<name>`, whose
- *   `commondir` names the common dir. Mounted at the same paths: the common dir
- *   read-write, `<common>/worktrees` read-only on top, `<common>/worktrees/<name>`
- *   read-write on top of that. The registration `<gitdir>/gitdir` names the
+ *   `commondir` names the common dir. The registration `<gitdir>/gitdir` names the
  *   worktree's host path; the workspace is mounted there too (hostPathAlias) so
  *   the registration resolves and `git worktree prune` keeps it.
  * - submodule: `.git` is a gitfile naming a full git dir (no `commondir`): a
- *   submodule's `modules/<name>` or a `--separate-git-dir`. Mounted at the same
- *   path; its `core.worktree`, when set, must name this workspace, which is then
- *   also mounted at that host path.
+ *   submodule's `modules/<name>` or a `--separate-git-dir`. Its `core.worktree`,
+ *   when set, must name this workspace, which is then also mounted at that host path.
  *
+ * Every entry that becomes a bind source must be a plain directory or file, never a
+ * symlink: a planted `.git/refs -> ~/.ssh` would otherwise be mounted read-write.
  * Every refusal exits 87 with a code naming the case.
  */
 import * as nodeFs from 'node:fs/promises';
 import * as nodePath from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
 import { captureCommand } from '@agent-sandbox/shared/capture';
-import type { GitKind, MountEntry } from '@agent-sandbox/shared/schemas/mount-plan';
+import type { GitKind } from '@agent-sandbox/shared/schemas/mount-plan';
 import { isLexicallyCanonical, isWithin } from './container-paths.js';
 import { readGitLink, readPathFile } from './git-link.js';
 
@@ -33,8 +31,10 @@ export interface GitDetection {
   worktreeName?: string;
   /** The workspace's host path that git metadata names; mounted as a second view of the workspace. */
   hostPathAlias?: string;
-  /** Git metadata mounts; `samePath` ones must lie under a permitted git root. */
-  mounts: (MountEntry & { samePath: boolean })[];
+  /** `<gitDir or commonDir>/worktrees` exists: other worktrees' registrations, mounted read-only. */
+  hasRegistry: boolean;
+  /** `<gitDir or commonDir>/modules` exists: submodule git dirs, mounted read-only. */
+  hasModules: boolean;
 }
 
 /** Reads one value from a git config file; undefined when unset. */
@@ -121,6 +121,37 @@ async function requireRepositoryDirs(dir: string, needs: string[], code: string,
   }
 }
 
+/**
+ * Refuses unless each named entry of `dir` is absent (when allowed) or of the given type
+ * and not a symlink: these become bind sources or are copied, and a bind follows symlinks.
+ */
+async function requirePlainEntries(dir: string, entries: [string, 'dir' | 'file', 'required' | 'optional'][]): Promise<void> {
+  for (const [name, type, need] of entries) {
+    const path = `${dir}/${name}`;
+    const info = await lstatOrUndefined(path);
+    if (!info) {
+      if (need === 'required') throw refuse('git-entry-missing', `${path} does not exist; the git dir is incomplete`);
+      continue;
+    }
+    if (type === 'dir' ? !info.isDirectory() : !info.isFile()) {
+      throw refuse('git-entry-not-plain', `${path} is not a plain ${type === 'dir' ? 'directory' : 'file'} (a symlink?); it would be mounted or copied`, { path });
+    }
+  }
+}
+
+/** The entries of a git dir (or common dir) that the view mounts or copies. */
+async function checkGitDirEntries(dir: string, full: boolean): Promise<{ hasRegistry: boolean; hasModules: boolean }> {
+  await requirePlainEntries(dir, [
+    ['objects', 'dir', 'required'],
+    ['refs', 'dir', 'required'],
+    ['logs', 'dir', 'optional'],
+    ['worktrees', 'dir', 'optional'],
+    ['modules', 'dir', 'optional'],
+    ...(full ? ([['HEAD', 'file', 'required'], ['index', 'file', 'optional'], ['ORIG_HEAD', 'file', 'optional']] as const) : []),
+  ] as [string, 'dir' | 'file', 'required' | 'optional'][]);
+  return { hasRegistry: await isDir(`${dir}/worktrees`), hasModules: await isDir(`${dir}/modules`) };
+}
+
 /** A linked worktree: common dir, registry, registration. */
 async function detectWorktree(workspace: string, gitDir: string): Promise<GitDetection> {
   const named = await readPathFile(`${gitDir}/commondir`, 'commondir');
@@ -154,27 +185,20 @@ async function detectWorktree(workspace: string, gitDir: string): Promise<GitDet
       { registered },
     );
   }
-  return {
-    kind: 'worktree',
-    gitDir,
-    commonDir,
-    worktreeName,
-    hostPathAlias: workspace,
-    mounts: [
-      { source: commonDir, destination: commonDir, readOnly: false, samePath: true },
-      { source: registry, destination: registry, readOnly: true, samePath: true },
-      { source: gitDir, destination: gitDir, readOnly: false, samePath: true },
-    ],
-  };
+  await requirePlainEntries(gitDir, [
+    ['commondir', 'file', 'required'],
+    ['gitdir', 'file', 'required'],
+    ['config.worktree', 'file', 'optional'],
+    ['modules', 'dir', 'optional'],
+  ]);
+  const entries = await checkGitDirEntries(commonDir, false);
+  return { kind: 'worktree', gitDir, commonDir, worktreeName, hostPathAlias: workspace, ...entries };
 }
 
 /** A gitfile naming a full git dir: a submodule or a separate git dir. */
 async function detectSubmodule(workspace: string, gitDir: string, read: ReadConfigValue): Promise<GitDetection> {
   await requireRepositoryDirs(gitDir, ['objects', 'refs'], 'gitdir-not-a-repository', 'gitdir');
-  const mounts: GitDetection['mounts'] = [{ source: gitDir, destination: gitDir, readOnly: false, samePath: true }];
-  if (await isDir(`${gitDir}/worktrees`)) {
-    mounts.push({ source: `${gitDir}/worktrees`, destination: `${gitDir}/worktrees`, readOnly: true, samePath: true });
-  }
+  const entries = await checkGitDirEntries(gitDir, true);
   const configured = await read(`${gitDir}/config`, 'core.worktree');
   let hostPathAlias: string | undefined;
   if (configured !== undefined) {
@@ -194,7 +218,7 @@ async function detectSubmodule(workspace: string, gitDir: string, read: ReadConf
     }
     hostPathAlias = workspace;
   }
-  return { kind: 'submodule', gitDir, commonDir: gitDir, ...(hostPathAlias ? { hostPathAlias } : {}), mounts };
+  return { kind: 'submodule', gitDir, commonDir: gitDir, ...(hostPathAlias ? { hostPathAlias } : {}), ...entries };
 }
 
 /** The detection; throws a ToolError (87) for anything that would leave git broken inside. */
@@ -202,19 +226,14 @@ export async function detectGit(options: DetectOptions): Promise<GitDetection> {
   const { workspace, containerWorkspace } = options;
   const dotgit = `${workspace}/.git`;
   const info = await lstatOrUndefined(dotgit);
-  if (!info) return { kind: 'none', mounts: [] };
+  if (!info) return { kind: 'none', hasRegistry: false, hasModules: false };
   if (info.isSymbolicLink()) throw refuse('dotgit-symlink', `${dotgit} is a symlink; git inside the container would not follow it`);
   if (info.isDirectory()) {
     if (await lstatOrUndefined(`${dotgit}/commondir`)) {
       throw refuse('dotgit-commondir', `${dotgit} is a directory with a commondir file; not supported`);
     }
     await requireRepositoryDirs(dotgit, ['HEAD', 'objects', 'refs'], 'gitdir-not-a-repository', 'git dir');
-    const mounts: GitDetection['mounts'] = [];
-    const registry = `${dotgit}/worktrees`;
-    if (await isDir(registry)) {
-      mounts.push({ source: registry, destination: `${containerWorkspace}/.git/worktrees`, readOnly: true, samePath: false });
-    }
-    return { kind: 'repo', gitDir: dotgit, commonDir: dotgit, mounts };
+    return { kind: 'repo', gitDir: dotgit, commonDir: dotgit, ...(await checkGitDirEntries(dotgit, true)) };
   }
   if (!info.isFile()) throw refuse('dotgit-not-a-file', `${dotgit} is neither a directory nor a regular file`);
   const link = await readGitLink(dotgit);

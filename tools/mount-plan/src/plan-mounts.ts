@@ -17,11 +17,14 @@ import {
   isWithin,
   secretsMount,
 } from './container-paths.js';
+import { checkWritableConfig, findWritableConfig, gitEffectiveConfig, type ReadEffectiveConfig } from './config-scan.js';
 import { detectGit, type GitDetection, type ReadConfigValue } from './detect-git.js';
 import { gitConfigEnv, gitConfigFor } from './git-config.js';
+import { planGitView, type PlannedView } from './git-view.js';
 
 export interface PlanOptions {
   readConfigValue?: ReadConfigValue;
+  readEffectiveConfig?: ReadEffectiveConfig;
 }
 
 function unsafe(code: string, message: string, detail?: Record<string, unknown>): ToolError {
@@ -67,34 +70,42 @@ async function guardUnderAny(path: string, roots: string[], kind: 'directory' | 
 }
 
 /** Git metadata mounted at the same path: under a git root, no reserved path, no other session's files. */
-async function checkGitMounts(git: GitDetection, root: string, gitRoots: string[]): Promise<void> {
-  for (const mount of git.mounts.filter((m) => m.samePath)) {
+async function checkGitMounts(git: GitDetection, planned: PlannedView, root: string, gitRoots: string[]): Promise<void> {
+  for (const path of planned.samePath) {
     try {
-      const resolved = await guardUnderAny(mount.source, gitRoots, 'directory');
-      if (resolved !== mount.source) throw new Error(`${mount.source} resolved to ${resolved}`);
+      const resolved = await guardUnderAny(path, gitRoots, 'directory');
+      if (resolved !== path) throw new Error(`${path} resolved to ${resolved}`);
     } catch (err) {
       throw new ToolError(
         'gitMount',
         'git-outside-permitted-root',
-        `git metadata ${mount.source} is not under a permitted git root (${gitRoots.join(', ')}): ${err instanceof Error ? err.message : err}`,
-        { path: mount.source },
+        `git metadata ${path} is not under a permitted git root (${gitRoots.join(', ')}): ${err instanceof Error ? err.message : err}`,
+        { path },
       );
     }
-    if (isWithin(root, mount.source)) {
-      throw new ToolError('gitMount', 'git-metadata-contains-root', `git metadata ${mount.source} contains the sandbox root ${root}`);
+    if (isWithin(root, path)) {
+      throw new ToolError('gitMount', 'git-metadata-contains-root', `git metadata ${path} contains the sandbox root ${root}`);
     }
-    for (const area of [`${root}/workspaces`, `${root}/homes`]) {
-      if (isWithin(mount.source, area)) {
+    for (const area of [`${root}/workspaces`, `${root}/homes`, `${root}/git-views`]) {
+      if (isWithin(path, area)) {
         throw new ToolError(
           'gitMount',
           'git-metadata-in-other-session',
-          `git metadata ${mount.source} lies in ${area}, in another session's directory; mounting it would expose that session`,
+          `git metadata ${path} lies in ${area}, in another session's directory; mounting it would expose that session`,
         );
       }
     }
-    checkSamePathDestination(mount.destination, 'git metadata');
+    checkSamePathDestination(path, 'git metadata');
   }
   if (git.hostPathAlias) checkSamePathDestination(git.hostPathAlias, 'the workspace host path');
+}
+
+/** Host configuration naming a file the session can write: refused unless the input allows it. */
+async function scanConfig(git: GitDetection, input: MountPlanInput, workspace: string, home: string, read: ReadEffectiveConfig) {
+  if (git.kind === 'none' || !git.gitDir) return [];
+  const writable = [workspace, home, ...(git.kind === 'worktree' ? [git.gitDir] : [])];
+  const found = findWritableConfig(await read(git.gitDir), { worktree: workspace, writable, home: process.env['HOME'] });
+  return checkWritableConfig(found, input.allowWorkspaceGitConfig === true);
 }
 
 async function credentialMounts(input: MountPlanInput): Promise<MountEntry[]> {
@@ -137,8 +148,10 @@ export async function planMounts(input: MountPlanInput, options: PlanOptions = {
     containerWorkspace: workdir,
     ...(options.readConfigValue ? { readConfigValue: options.readConfigValue } : {}),
   });
-  await checkGitMounts(git, root, input.gitRoots ?? [root]);
+  const planned = planGitView({ git, workspace, root, sessionId: input.sessionId, workdir, hasRegistry: git.hasRegistry, hasModules: git.hasModules });
+  await checkGitMounts(git, planned, root, input.gitRoots ?? [root]);
   const home = await pinHome(root, input.sessionId);
+  const writableConfig = await scanConfig(git, input, workspace, home, options.readEffectiveConfig ?? gitEffectiveConfig);
   const mounts: MountEntry[] = [
     { source: workspace, destination: workdir, readOnly: false },
     { source: home, destination: homeMount, readOnly: false },
@@ -146,7 +159,7 @@ export async function planMounts(input: MountPlanInput, options: PlanOptions = {
   if (git.hostPathAlias && git.hostPathAlias !== workdir) {
     mounts.push({ source: workspace, destination: git.hostPathAlias, readOnly: false });
   }
-  for (const m of git.mounts) mounts.push({ source: m.source, destination: m.destination, readOnly: m.readOnly });
+  mounts.push(...planned.mounts);
   mounts.push(...(await credentialMounts(input)));
   const gitConfig = gitConfigFor(git, workdir);
   return {
@@ -160,8 +173,10 @@ export async function planMounts(input: MountPlanInput, options: PlanOptions = {
       ...(git.commonDir ? { commonDir: git.commonDir } : {}),
       ...(git.worktreeName ? { worktreeName: git.worktreeName } : {}),
       ...(git.hostPathAlias ? { hostPathAlias: git.hostPathAlias } : {}),
+      ...(writableConfig.length > 0 ? { writableConfig } : {}),
     },
     gitConfig,
+    ...(planned.view ? { gitView: planned.view } : {}),
     env: gitConfigEnv(gitConfig),
   };
 }

@@ -150,6 +150,40 @@ const rows: Row[] = [
   },
   // 87: git metadata
   {
+    claim: "a plain repository whose .git/refs is a symlink is refused: it would be mounted read-write",
+    setup: async (b) => {
+      const s = await plainSession(b);
+      await git(['init', '-q'], s.workspace);
+      await rm(`${s.workspace}/.git/refs`, { recursive: true });
+      await mkdir(`${b}/secret`);
+      await symlink(`${b}/secret`, `${s.workspace}/.git/refs`);
+      return s;
+    },
+    exitCode: 87,
+    code: 'git-entry-not-plain',
+  },
+  {
+    claim: "a linked worktree whose config.worktree is a symlink is refused: it would be mounted and removed",
+    setup: async (b) => {
+      const tree = await worktreeSession(b);
+      await symlink('/etc/passwd', `${tree.common}/worktrees/s1/config.worktree`);
+      return input(tree);
+    },
+    exitCode: 87,
+    code: 'git-entry-not-plain',
+  },
+  {
+    claim: 'a plain repository without HEAD is refused',
+    setup: async (b) => {
+      const s = await plainSession(b);
+      await git(['init', '-q'], s.workspace);
+      await rm(`${s.workspace}/.git/HEAD`);
+      return s;
+    },
+    exitCode: 87,
+    code: 'gitdir-not-a-repository',
+  },
+  {
     claim: 'a common dir outside the permitted git roots is refused',
     setup: async (b) => {
       const tree = await worktreeSession(b);

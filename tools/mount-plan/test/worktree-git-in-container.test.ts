@@ -4,14 +4,16 @@
 import t from 'tap';
 import { readFile } from 'node:fs/promises';
 import { imageExists, leakedContainers, tempDir } from '@agent-sandbox/testkit';
+import type { Teardown } from '@agent-sandbox/testkit';
 import { planMounts } from '../dist/index.js';
-import { git, image, runInContainer, worktreeSession } from './fixtures/git-tree.js';
+import { git, image, prepareView, runInContainer, worktreeSession } from './fixtures/git-tree.js';
 
 const root0 = { user: '0:0' }; // host test files belong to root; caps stay dropped
 
-async function setup(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function setup(t: Teardown) {
   const tree = await worktreeSession(await tempDir(t, 'mount-plan-wt-'));
   const plan = await planMounts({ workspace: tree.workspace, root: tree.root, sessionId: 's1', gitRoots: [tree.gitRoot] });
+  await prepareView(t, plan);
   return { tree, plan };
 }
 
@@ -61,29 +63,30 @@ t.test('git worktree prune and git gc --prune=now inside keep every host worktre
   t.equal((await git(['status', '--porcelain'], tree.other)).exitCode, 0, 'the other worktree still works on the host');
 });
 
-t.test('control: without the read-only registry, prune inside removes the other worktree', async (t) => {
+t.test('control: with the registry mounted read-write instead, prune inside removes the other worktree', async (t) => {
   const { tree, plan } = await setup(t);
-  const bare = { ...plan, mounts: plan.mounts.filter((m) => !m.destination.endsWith('/worktrees')) };
-  t.equal(bare.mounts.length, plan.mounts.length - 1, 'exactly the registry mount was left out');
+  const bare = { ...plan, mounts: plan.mounts.map((m) => (m.destination.endsWith('/worktrees') ? { ...m, readOnly: false } : m)) };
+  t.equal(bare.mounts.filter((m) => m.readOnly).length, plan.mounts.filter((m) => m.readOnly).length - 1, 'exactly the registry mount changed');
   const run = await runInContainer(t, bare, 'git worktree prune -v', root0);
   t.equal(run.exitCode, 0);
   t.notMatch(await worktreeList(tree.main), /\/other\n/, 'the host lost the other worktree: the read-only mount is what protects it');
 });
 
-t.test("control: without the host-path alias, prune inside wipes the session's own registration", async (t) => {
+t.test("control: without the host-path alias, prune inside takes the session's own registration for stale", async (t) => {
   const { tree, plan } = await setup(t);
-  const noAlias = { ...plan, mounts: plan.mounts.filter((m) => m.destination !== tree.workspace) };
-  t.equal(noAlias.mounts.length, plan.mounts.length - 1, 'exactly the alias mount was left out');
+  const noAlias = { ...plan, mounts: plan.mounts.filter((m) => m.destination !== tree.workspace && m.destination !== `${tree.workspace}/.git`) };
+  t.equal(noAlias.mounts.length, plan.mounts.length - 2, 'exactly the alias mount (and the read-only .git on it) was left out');
   const run = await runInContainer(t, noAlias, 'git worktree prune -v', root0);
-  t.match(run.stderr, /Removing worktrees\/s1: gitdir file points to non-existent location/);
-  t.not((await git(['status'], tree.workspace, false)).exitCode, 0, 'the host worktree is broken: the alias is what keeps it');
+  t.match(run.stderr, /Removing worktrees\/s1: gitdir file points to non-existent location/, 'the alias is what makes the registration resolve');
+  t.match(run.stderr, /failed to delete .*worktrees\/s1': Device or resource busy/, 'the mounts on the own gitdir stopped the deletion');
+  t.equal((await git(['status'], tree.workspace, false)).exitCode, 0, 'and the host worktree still works');
 });
 
 t.test('control: without the gc configuration, git gc fails on the read-only registry', async (t) => {
   const { tree, plan } = await setup(t);
   const run = await runInContainer(t, { ...plan, env: {} }, 'git gc --prune=now', root0);
   t.not(run.exitCode, 0, 'gc fails');
-  t.match(run.stderr, /failed to run reflog/);
+  t.match(run.stderr, /failed to run (reflog|pack-refs)/);
   t.match(await worktreeList(tree.main), /\/other\n/, 'and still removes nothing');
 });
 
@@ -102,6 +105,15 @@ t.test('safe.directory from the plan lets uid 1000 use a tree another user owns;
   t.equal(withPlan.exitCode, 0, `commit as uid 1000 succeeds (${withPlan.stderr})`);
   t.equal(withPlan.stdout.trim(), '1000');
   t.equal((await git(['log', '-1', '--format=%s'], tree.workspace)).stdout, 'by uid 1000');
+});
+
+t.test('without prepareGitView the planned mounts do not exist and podman refuses to start', async (t) => {
+  const tree = await worktreeSession(await tempDir(t, 'mount-plan-wt-'));
+  const plan = await planMounts({ workspace: tree.workspace, root: tree.root, sessionId: 's1', gitRoots: [tree.gitRoot] });
+  const run = await runInContainer(t, plan, 'echo started', root0);
+  t.not(run.exitCode, 0, 'the container did not start');
+  t.notMatch(run.stdout, /started/);
+  t.match(run.stderr, /statfs \S*(git-views\/s1\/(shadow|packed)|worktrees\/s1\/(modules|config\.worktree)): no such file or directory/, 'a source only prepareGitView makes');
 });
 
 t.test('no test container is left behind', async (t) => {

@@ -1,0 +1,128 @@
+/**
+ * Git repositories inside the workspace, below its top: what the host's git may enter from the
+ * session's worktree with configuration the agent wrote. A `.git` directory or gitfile in a
+ * subdirectory is found by git run in that subdirectory; with a gitlink in the index at that
+ * path, a plain `git status` at the top recurses into it (measured: a nested repo's
+ * core.fsmonitor ran on the host, no .gitmodules needed); a bare repository (HEAD, objects/,
+ * refs/) is found by git run inside it. None of this can be closed by mounts: these paths lie
+ * in the read-write workspace and a read-only mount deep inside moves with a renamed parent.
+ *
+ * So the launcher scans before and after the session and reports what is new or changed
+ * (diffNestedGit). No symlink is followed; the workspace's own top-level `.git` is skipped.
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, type Dirent } from 'node:fs';
+import * as nodeFs from 'node:fs/promises';
+import type { NestedGitChange } from '@agent-sandbox/shared/schemas/mount-plan';
+
+export interface NestedGit {
+  /** Relative to the workspace. */
+  path: string;
+  type: 'gitdir' | 'gitfile' | 'symlink' | 'bare';
+  /** Changes when what the host's git would read there changes. */
+  signature: string;
+}
+
+/** `{path, change, type}` (schema: mount-plan NestedGitChange). */
+export type { NestedGitChange };
+
+export interface ScanOptions {
+  /** Stop after this many directory entries (the result says so); default 2,000,000. */
+  maxEntries?: number;
+}
+
+const maxRead = 1 << 20;
+
+async function readBoundedOrEmpty(path: string): Promise<Buffer> {
+  const handle = await nodeFs.open(path, 'r').catch(() => undefined);
+  if (!handle) return Buffer.alloc(0);
+  try {
+    const buffer = Buffer.alloc(maxRead);
+    const { bytesRead } = await handle.read(buffer, 0, maxRead, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** What the host's git would take from a git dir: its config, commondir, worktree config, hooks. */
+async function gitDirSignature(dir: string): Promise<string> {
+  const hash = createHash('sha256');
+  for (const name of ['config', 'commondir', 'config.worktree', 'HEAD']) {
+    const info = await nodeFs.lstat(`${dir}/${name}`).catch(() => undefined);
+    hash.update(`${name}\0${info?.isSymbolicLink() ? `link:${await nodeFs.readlink(`${dir}/${name}`)}` : ''}\0`);
+    if (info?.isFile()) hash.update(await readBoundedOrEmpty(`${dir}/${name}`));
+  }
+  const hooks = await nodeFs.readdir(`${dir}/hooks`, { withFileTypes: true }).catch(() => []);
+  for (const hook of hooks.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const info = await nodeFs.lstat(`${dir}/hooks/${hook.name}`).catch(() => undefined);
+    hash.update(`hook\0${hook.name}\0${info?.size ?? 0}\0${info?.mtimeMs ?? 0}\0${info?.mode ?? 0}\0`);
+  }
+  return hash.digest('hex');
+}
+
+/** Synchronous: a workspace walk is tens of thousands of directories, each a thread-pool round trip otherwise. */
+function listDir(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
+export interface NestedScan {
+  entries: NestedGit[];
+  /** The walk stopped at maxEntries: the list is incomplete. */
+  truncated: boolean;
+  visited: number;
+}
+
+/** Every nested repository below `workspace` (its top-level `.git` excluded). */
+export async function scanNestedGit(workspace: string, options: ScanOptions = {}): Promise<NestedScan> {
+  const limit = options.maxEntries ?? 2_000_000;
+  const entries: NestedGit[] = [];
+  const pending: string[] = [''];
+  let visited = 0;
+  while (pending.length > 0) {
+    const rel = pending.pop() as string;
+    const dir = rel === '' ? workspace : `${workspace}/${rel}`;
+    const list = listDir(dir);
+    visited += list.length;
+    if (visited > limit) return { entries, truncated: true, visited };
+    const names = new Set(list.map((d) => d.name));
+    // Not below a .git (never entered): a directory git itself would take for a bare repository.
+    if (rel !== '' && names.has('HEAD') && names.has('objects') && names.has('refs')) {
+      entries.push({ path: rel, type: 'bare', signature: await gitDirSignature(dir) });
+    }
+    for (const entry of list) {
+      const childRel = rel === '' ? entry.name : `${rel}/${entry.name}`;
+      const child = `${workspace}/${childRel}`;
+      if (entry.name === '.git') {
+        if (rel === '') continue;
+        if (entry.isSymbolicLink()) entries.push({ path: childRel, type: 'symlink', signature: await nodeFs.readlink(child) });
+        else if (entry.isDirectory()) entries.push({ path: childRel, type: 'gitdir', signature: await gitDirSignature(child) });
+        else if (entry.isFile()) {
+          entries.push({ path: childRel, type: 'gitfile', signature: createHash('sha256').update(await readBoundedOrEmpty(child)).digest('hex') });
+        }
+        continue;
+      }
+      if (entry.isDirectory()) pending.push(childRel);
+    }
+  }
+  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { entries, truncated: false, visited };
+}
+
+/** What is new, changed or gone between two scans. */
+export function diffNestedGit(before: NestedScan, after: NestedScan): NestedGitChange[] {
+  const old = new Map(before.entries.map((e) => [e.path, e]));
+  const now = new Map(after.entries.map((e) => [e.path, e]));
+  const out: NestedGitChange[] = [];
+  for (const [path, entry] of now) {
+    const was = old.get(path);
+    if (!was) out.push({ path, change: 'added', type: entry.type });
+    else if (was.type !== entry.type || was.signature !== entry.signature) out.push({ path, change: 'changed', type: entry.type });
+  }
+  for (const [path, entry] of old) if (!now.has(path)) out.push({ path, change: 'removed', type: entry.type });
+  return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
