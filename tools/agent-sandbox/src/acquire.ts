@@ -1,6 +1,7 @@
 /**
  * What a session holds on the host while it runs, taken in order and given back in reverse on
- * every path: the staged credential copy, the session home's installed copies, the parent
+ * every path: the staged credential copy, the session home's installed copies, the git-dir
+ * view (mount-plan: nothing the session writes changes what the host's git runs), the parent
  * cgroup. A refusal at any step after staging leaves nothing. (The lock, the record and the
  * sentinel are the launcher's: they outlive these, until the ledger line is written.)
  */
@@ -8,12 +9,15 @@ import { rmSync } from 'node:fs';
 import { prepareAttribution, type Attribution } from '@agent-sandbox/podman-attrib';
 import { stageCredentials } from '@agent-sandbox/cred-stage';
 import type { CredStageStageInput } from '@agent-sandbox/shared/schemas/cred-stage';
+import type { MountPlanOutput } from '@agent-sandbox/shared/schemas/mount-plan';
+import { startGitSession, type GitSession } from './git-audit.js';
 import type { SessionLayout } from './layout.js';
 import { reach, type FaultHooks } from './faults.js';
 import { prepareHome, scrubInstalled } from './session-home.js';
 
 export interface Acquired {
   prepared: Attribution;
+  git: GitSession;
   /** Gives back what was taken, in reverse order; idempotent, never throws. */
   release(): Promise<void>;
 }
@@ -24,6 +28,8 @@ export interface AcquireInput {
   stageInput: CredStageStageInput;
   /** Host paths of the copies the container will install in the home. */
   installed: string[];
+  /** mount-plan's plan: its git-dir view is made here and finished on release. */
+  mounts: MountPlanOutput;
   env: NodeJS.ProcessEnv;
   log: (line: string) => void;
   faults?: FaultHooks;
@@ -50,10 +56,12 @@ export async function acquire(input: AcquireInput): Promise<Acquired> {
     await reach(input.faults, 'staged');
     prepareHome(layout.home, process.geteuid?.() ?? 0);
     undo.push(() => scrubInstalled(input.installed));
+    const git = await startGitSession(input.mounts, layout.workspace);
+    undo.push(() => git.finish());
     const prepared = prepareAttribution({ sessionId: layout.sessionId });
     undo.push(() => prepared.cleanup());
     input.onParent?.(prepared.cgroupParent);
-    return { prepared, release };
+    return { prepared, git, release };
   } catch (err) {
     await release();
     throw err;

@@ -9,6 +9,7 @@ import { runtimeNames } from '@agent-sandbox/shared/runtimes';
 import type { DoctorReport } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import { hostPreflight } from '@agent-sandbox/sandbox-run';
 import { planCredentials, stageCredentials } from '@agent-sandbox/cred-stage';
+import { prepareGitView } from '@agent-sandbox/mount-plan';
 import { podEnv, type SessionIdentity } from './compose.js';
 import { loadRegistry, pickHost, probeSsh, readMachineId } from './hosts.js';
 import { podManifest } from './kube-manifest.js';
@@ -91,8 +92,8 @@ export async function planCommand(request: LaunchRequest, io: CommandIo) {
 /**
  * `kube`: the same plan as a Pod manifest (containment "kube"). Like a run, it stages the
  * credential copy (<root>/secrets/<id>, owned by uid 1000, which the hostPath volume names)
- * and hands the session home to uid 1000, so the manifest runs as printed; remove
- * <root>/secrets/<id> when the pod has ended. On a cluster the credential would be a Secret.
+ * and hands the session home to uid 1000, and makes the git-dir view, so the manifest runs as
+ * printed; when the pod has ended, remove <root>/secrets/<id> and finish <root>/git-views/<id>. On a cluster the credential would be a Secret.
  * A workspace with a running session is refused (92) before anything is staged.
  */
 export async function kubeCommand(request: LaunchRequest, io: CommandIo) {
@@ -104,6 +105,7 @@ export async function kubeCommand(request: LaunchRequest, io: CommandIo) {
   try {
     await stageCredentials(stageInput, { env: io.env });
     prepareHome(plan.layout.home, process.geteuid?.() ?? 0);
+    if (plan.mounts.gitView) await prepareGitView(plan.mounts.gitView);
   } finally {
     lock.release();
   }

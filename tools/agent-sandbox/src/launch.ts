@@ -14,6 +14,7 @@ import { crypto } from '@agent-sandbox/shared/builtins';
 import type { RunHooks } from '@agent-sandbox/sandbox-run';
 import { execWithHandoff, realDeps } from '@agent-sandbox/nnp-probe';
 import { acquire } from './acquire.js';
+import { describeGitAudit, type GitAudit } from './git-audit.js';
 import { openExecLog } from './exec-log.js';
 import type { SessionIdentity } from './compose.js';
 import { reach } from './faults.js';
@@ -164,12 +165,14 @@ async function runPrepared(
     layout: plan.layout,
     stageInput: prepared.stageInput,
     installed: prepared.installed,
+    mounts: plan.mounts,
     env: io.env,
     log: io.log,
     ...(io.faults ? { faults: io.faults } : {}),
     onParent: (cgroupParent) => update({ cgroupParent }),
   });
   let run: SessionRun;
+  let audit: GitAudit;
   let logPath: string | undefined;
   try {
     if (request.mode === 'exec') {
@@ -185,9 +188,11 @@ async function runPrepared(
       onSpawn: (pid) => pid && update({ podmanPid: pid }),
       ...(io.faults ? { faults: io.faults } : {}),
     });
+    audit = await acquired.git.finish();
   } finally {
     await acquired.release();
   }
+  for (const line of describeGitAudit(audit)) io.log(line);
   if (run.stopped) io.log(`agent-sandbox: session ${plan.layout.sessionId} was stopped: ${run.stopped}`);
   return {
     exitCode: run.exitCode,
@@ -207,6 +212,9 @@ async function runPrepared(
       },
       peak: run.attribution.peak,
       ...(logPath ? { logPath } : {}),
+      ...(audit.refs.length > 0 ? { refs: audit.refs } : {}),
+      ...(audit.nestedGit.length > 0 ? { nestedGit: audit.nestedGit } : {}),
+      ...(audit.gitView ? { gitView: audit.gitView } : {}),
       ...(io.remote ? { remote: io.remote } : {}),
     },
   };

@@ -1,14 +1,16 @@
 /**
  * What a dead session left is removed by the first process that can take its lock: the
  * session's sentinel right after its launcher died, or else the next launcher start (any
- * command). Removed: the container, the staged credential copy, the copies installed in the
- * home, the parent cgroup, the record and the lock. The session's one ledger line is written
+ * command). Removed: the container, the git-dir view (finished as after any session), the
+ * staged credential copy, the copies installed in the home, the parent cgroup, the record and
+ * the lock. The session's one ledger line is written
  * with reason "abandoned", unless the launcher wrote its own before it died.
  */
 import { closeSync, existsSync, openSync, readSync, readdirSync, rmSync, statSync, fstatSync } from 'node:fs';
 import path from 'node:path';
 import { runPodman } from '@agent-sandbox/shared/podman';
 import { sweepStaleParents } from '@agent-sandbox/podman-attrib';
+import { finishGitView } from '@agent-sandbox/mount-plan';
 import { heldLock, readRecord, tryLock, type HeldLock } from './session-lock.js';
 import type { SessionRecord } from './session-record.js';
 import { sessionsDir } from './layout.js';
@@ -70,6 +72,7 @@ function removeUnder(root: string, target: string): void {
 export async function sweepRecord(record: SessionRecord, root: string, lock: HeldLock, cause: string, log: (line: string) => void): Promise<void> {
   try {
     await removeContainer(record).catch((err: Error) => log(`agent-sandbox: could not remove container ${record.containerName}: ${err.message}`));
+    await finishGitView(path.join(root, 'git-views', record.sessionId)).catch((err: Error) => log(`agent-sandbox: could not finish the git view of ${record.sessionId}: ${err.message}`));
     removeUnder(root, record.stageDir);
     for (const file of record.installed) removeUnder(record.home, file);
     try {

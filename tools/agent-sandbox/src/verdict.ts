@@ -24,6 +24,8 @@ export interface SessionEnd {
   peak: LedgerLine['peak'];
   logPath?: string;
   refs?: LedgerLine['refs'];
+  nestedGit?: LedgerLine['nestedGit'];
+  gitView?: LedgerLine['gitView'];
   remote?: LedgerLine['remote'];
 }
 
@@ -46,6 +48,8 @@ export function ranLine(identity: SessionIdentity, end: SessionEnd): LedgerLine 
     peak: end.peak,
     ...(end.logPath ? { logPath: end.logPath } : {}),
     ...(end.refs ? { refs: end.refs } : {}),
+    ...(end.nestedGit ? { nestedGit: end.nestedGit } : {}),
+    ...(end.gitView ? { gitView: end.gitView } : {}),
     ...(end.remote ? { remote: end.remote } : {}),
   };
 }

@@ -46,8 +46,12 @@ t.test('--git-root permits it: the repository is mounted at its own path and git
   t.equal(plan.git.kind, 'worktree');
   t.equal(plan.git.commonDir, `${wt.main}/.git`);
   t.ok(
-    plan.mounts.some((m: any) => m.source === `${wt.main}/.git` && m.destination === `${wt.main}/.git`),
-    'the common git dir is mounted at the same absolute path',
+    plan.mounts.some((m: any) => m.destination === `${wt.main}/.git` && m.source === `${fx.root}/git-views/${wt.id}/shadow`),
+    "the common git dir's path is mounted inside, as mount-plan's shadow view (nothing written there reaches the host's git)",
+  );
+  t.ok(
+    plan.mounts.some((m: any) => m.source === `${wt.main}/.git` && m.destination === '/sandbox/git/live' && m.readOnly),
+    'and the real common dir is there read-only',
   );
   t.ok(plan.runPlan.env.includes('GIT_CONFIG_COUNT'), 'git configuration is passed by name');
   const values = Object.entries(plan.containerEnv).filter(([k]) => k.startsWith('GIT_CONFIG_VALUE_')).map(([, v]) => v);

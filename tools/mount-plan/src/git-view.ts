@@ -59,6 +59,12 @@ export interface ViewInput {
   hasRegistry: boolean;
   /** True when `<gitDir>/modules` exists (submodule git dirs, mounted read-only). */
   hasModules: boolean;
+  /**
+   * The names at the real git dir's top. Only those get a symlink: a dangling one breaks tools
+   * that walk the workspace (node --test stops at `.git/common`), and a name missing on the host
+   * is safe to leave to the shadow, which the host's git never reads.
+   */
+  present?: ReadonlySet<string>;
 }
 
 function viewDir(root: string, sessionId: string): string {
@@ -84,7 +90,9 @@ export function planGitView(input: ViewInput): PlannedView {
   // Read-only directories that exist are bind mounts, not symlinks: git takes the realpath of a
   // submodule's git dir, and a relative core.worktree there must resolve below the workspace.
   const bound = [...(input.hasRegistry ? ['worktrees'] : []), ...(input.hasModules ? ['modules'] : [])];
-  const links = [...liveNames, 'worktrees'].filter((n) => !bound.includes(n)).map((name) => ({ name, target: `${gitLiveMount}/${name}` }));
+  const links = [...liveNames, 'worktrees']
+    .filter((n) => !bound.includes(n) && (input.present?.has(n) ?? true))
+    .map((name) => ({ name, target: `${gitLiveMount}/${name}` }));
   links.push({ name: 'packed-refs', target: `${gitPackedMount}/l1` });
   if (!full) links.push({ name: 'HEAD', target: `${gitLiveMount}/HEAD` });
   const mountPoints = [...sharedDirs, ...bound];
@@ -99,7 +107,12 @@ export function planGitView(input: ViewInput): PlannedView {
     links,
     mountPoints,
     copies: full ? [...worktreeCopies] : [],
-    placeholders: [{ path: `${real}/logs`, type: 'dir', removeAfter: false }],
+    // packed-refs is made (empty: no refs, as git reads it) when missing, so the chain through
+    // /sandbox/git/packed never dangles; it is removed afterwards if it is still empty.
+    placeholders: [
+      { path: `${real}/logs`, type: 'dir', removeAfter: false },
+      { path: `${real}/packed-refs`, type: 'file', removeAfter: true },
+    ],
   };
   const mounts: MountEntry[] = [
     { source: real, destination: gitLiveMount, readOnly: true },

@@ -6,6 +6,7 @@
  * whole root, never another session's workspace or home. Every source passes
  * path-guard; sources in the plan are realpaths.
  */
+import { readdir } from 'node:fs/promises';
 import { guardPath } from '@agent-sandbox/path-guard';
 import { ToolError, isToolError } from '@agent-sandbox/shared';
 import type { MountEntry, MountPlanInput, MountPlanOutput } from '@agent-sandbox/shared/schemas/mount-plan';
@@ -139,6 +140,13 @@ export function orderMounts(mounts: MountEntry[]): MountEntry[] {
     .map(({ m }) => m);
 }
 
+/** The names at the top of the git dir the view covers (the common dir of a linked worktree). */
+async function topNames(git: GitDetection): Promise<Set<string>> {
+  const dir = git.kind === 'worktree' ? git.commonDir : git.gitDir;
+  if (!dir) return new Set();
+  return new Set(await readdir(dir).catch(() => []));
+}
+
 /** The whole plan. Throws ToolError: 86 for path escapes, 87 for git metadata, 80 never (the schema did that). */
 export async function planMounts(input: MountPlanInput, options: PlanOptions = {}): Promise<MountPlanOutput> {
   const { workspace, root } = await pinWorkspace(input);
@@ -148,7 +156,8 @@ export async function planMounts(input: MountPlanInput, options: PlanOptions = {
     containerWorkspace: workdir,
     ...(options.readConfigValue ? { readConfigValue: options.readConfigValue } : {}),
   });
-  const planned = planGitView({ git, workspace, root, sessionId: input.sessionId, workdir, hasRegistry: git.hasRegistry, hasModules: git.hasModules });
+  const present = await topNames(git);
+  const planned = planGitView({ git, workspace, root, sessionId: input.sessionId, workdir, hasRegistry: git.hasRegistry, hasModules: git.hasModules, present });
   await checkGitMounts(git, planned, root, input.gitRoots ?? [root]);
   const home = await pinHome(root, input.sessionId);
   const writableConfig = await scanConfig(git, input, workspace, home, options.readEffectiveConfig ?? gitEffectiveConfig);

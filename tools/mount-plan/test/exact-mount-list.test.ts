@@ -109,6 +109,7 @@ t.test('linked worktree: common dir is the shadow view, registry ro, own gitdir 
   t.ok(depth(doc.mounts[0].destination) <= depth(doc.mounts.at(-1).destination));
   t.same(doc.gitView.placeholders, [
     { path: `${c}/logs`, type: 'dir', removeAfter: false },
+    { path: `${c}/packed-refs`, type: 'file', removeAfter: true },
     { path: `${g}/config.worktree`, type: 'file', removeAfter: true },
     { path: `${g}/modules`, type: 'dir', removeAfter: true },
   ]);

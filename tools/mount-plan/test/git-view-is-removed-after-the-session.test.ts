@@ -34,7 +34,7 @@ t.test('prepare makes the shadow, the packed chain and the placeholders; finish 
   t.ok((await stat(`${g}/modules`)).isDirectory(), 'an empty modules/ placeholder');
   t.ok(await exists(`${view.dir}/view.json`), 'the manifest lies beside, not inside, what is mounted');
   const report = await finishGitView(view.dir);
-  t.same(report.removed.sort(), [`${g}/config.worktree`, `${g}/modules`]);
+  t.same(report.removed.sort(), [`${g}/config.worktree`, `${g}/modules`, `${view.gitDir}/packed-refs`].sort(), 'the placeholders, packed-refs among them (the chain never dangles)');
   t.notOk(await exists(view.dir), 'the view directory is gone');
   t.notOk(await exists(`${g}/config.worktree`), 'the placeholders are gone');
   t.ok((await finishGitView(view.dir)).absent, 'finishing again finds nothing to do');
@@ -47,7 +47,7 @@ t.test('a placeholder the host wrote to during the session is kept; one that exi
   await writeFile(`${g}/config.worktree`, '[core]\n\tsparseCheckout = true\n');
   const report = await finishGitView(view.dir);
   t.same(report.kept, [`${g}/config.worktree`]);
-  t.same(report.removed, []);
+  t.same(report.removed, [`${view.gitDir}/packed-refs`], 'only the untouched packed-refs placeholder is removed');
   t.ok(await exists(`${g}/modules`), 'the modules/ that was there before stays');
 });
 

@@ -89,8 +89,10 @@ t.test('nothing planted in a linked worktree session runs in the host user\'s gi
   t.match(run.stdout, /tag rc=0/, 'the agent tags inside');
 
   const report = await finishGitView(plan.gitView!.dir);
-  t.same(report.removed.sort(), [`${gitDir}/config.worktree`, `${gitDir}/modules`], 'the placeholders were removed, still empty');
-  t.same(report.dropped, ['commondir', 'config', 'config.moved'], 'what the agent made in the shadow is named and deleted');
+  t.same(report.removed.sort(), [`${gitDir}/config.worktree`, `${gitDir}/modules`, `${tree.main}/.git/packed-refs`].sort(), 'the placeholders were removed, still empty');
+  // Names the host's git dir lacks are not linked (no dangling links in the view): what the
+  // agent makes there is as private as a replaced config.
+  t.same(report.dropped, ['commondir', 'config', 'config.moved', 'config.worktree', 'modules'], 'what the agent made in the shadow is named and deleted');
   for (const [worktree, from, tag] of [[tree.main, 'session-s1', 'main'], [tree.other, 'main', 'other'], [tree.workspace, 'other', 'ws']] as const) {
     await everydayGit(user, worktree, from, tag);
   }
@@ -176,7 +178,7 @@ t.test('nothing planted in a plain repository session runs in the host user\'s g
 
   const report = await finishGitView(plan.gitView!.dir);
   t.same(report.copiedBack, ['index'], "the agent's index is copied back (HEAD still names main)");
-  t.same(report.dropped, ['commondir', 'config', 'config.moved'], 'what the agent made at the .git top stays private');
+  t.same(report.dropped, ['commondir', 'config', 'config.moved', 'config.worktree', 'modules'], 'what the agent made at the .git top stays private');
   t.equal(
     (await user.git(['status', '--porcelain'], workspace)).stdout,
     '?? .agent-waiting\n?? .host-rewrote-config\n?? evil/',

@@ -1,7 +1,7 @@
 // Refs are one shared directory: a session can move, delete or create any branch or tag. The
 // snapshot reads every ref from the files as git does (checked against git for-each-ref on real
 // repositories), and the diff after a real session lists every change outside the session's own
-// branch. The cost is measured on a repository with 120,000 refs.
+// branch. Its cost on a repository with 120,000 refs is a figure of pnpm bench, not a check here.
 import t from 'tap';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { imageExists, tempDir } from '@agent-sandbox/testkit';
@@ -96,7 +96,7 @@ t.test('the session of a plain repository owns its HEAD, its branch and the main
   t.same(diffRefs(before, after, sessionOwnRefs(before)).map((c) => c.name), ['refs/heads/new']);
 });
 
-t.test('cost: a snapshot of 20,000 loose and 100,000 packed refs, against git for-each-ref', async (t) => {
+t.test('a snapshot of 2,000 loose and 10,000 packed refs lists what git for-each-ref lists (its cost is in pnpm bench)', async (t) => {
   const base = await tempDir(t, 'mount-plan-refs-many-');
   const repo = `${base}/r`;
   await mkdir(repo);
@@ -104,9 +104,9 @@ t.test('cost: a snapshot of 20,000 loose and 100,000 packed refs, against git fo
   await git(['commit', '-q', '--allow-empty', '-m', 'x'], repo);
   const id = (await git(['rev-parse', 'HEAD'], repo)).stdout;
   const packed = ['# pack-refs with: peeled fully-peeled sorted '];
-  for (let i = 0; i < 100_000; i += 1) packed.push(`${id} refs/tags/p${String(i).padStart(6, '0')}`);
+  for (let i = 0; i < 10_000; i += 1) packed.push(`${id} refs/tags/p${String(i).padStart(6, '0')}`);
   await writeFile(`${repo}/.git/packed-refs`, `${packed.join('\n')}\n`);
-  for (let d = 0; d < 100; d += 1) {
+  for (let d = 0; d < 10; d += 1) {
     await mkdir(`${repo}/.git/refs/heads/d${d}`, { recursive: true });
     await Promise.all(Array.from({ length: 200 }, (_, i) => writeFile(`${repo}/.git/refs/heads/d${d}/b${i}`, `${id}\n`)));
   }
@@ -116,8 +116,8 @@ t.test('cost: a snapshot of 20,000 loose and 100,000 packed refs, against git fo
   const gitStart = process.hrtime.bigint();
   const viaGit = await gitRefs(repo);
   const theirs = Number(process.hrtime.bigint() - gitStart) / 1e6;
-  t.equal(Object.keys(snap.refs).length, 120_002, '100,000 packed + 20,000 loose + main + HEAD');
-  t.equal(Object.keys(viaGit).length, 120_001, 'git lists the same refs (HEAD aside)');
-  t.comment(`snapshotRefs: ${ours.toFixed(0)} ms; git for-each-ref: ${theirs.toFixed(0)} ms`);
-  t.ok(ours < 5_000, `a snapshot of 120,000 refs takes ${ours.toFixed(0)} ms`);
+  t.equal(Object.keys(snap.refs).length, 12_002, '10,000 packed + 2,000 loose + main + HEAD');
+  t.equal(Object.keys(viaGit).length, 12_001, 'git lists the same refs (HEAD aside)');
+  for (const [name, value] of Object.entries(viaGit)) if (snap.refs[name] !== value) t.fail(`${name}: ours ${snap.refs[name]}, git's ${value}`);
+  t.comment(`snapshotRefs: ${ours.toFixed(0)} ms; git for-each-ref: ${theirs.toFixed(0)} ms (a figure, not a check)`);
 });

@@ -5,6 +5,7 @@
  */
 import { AbsolutePath, Closed, DurationText, Mount, SizeText, Type, type Static } from '../schema.js';
 import { runtimeNames, type RuntimeName as RuntimeNameOf } from '../runtimes.js';
+import { GitViewReport, NestedGitChange, RefChange } from './mount-plan.js';
 
 export const RuntimeName = Type.Unsafe<RuntimeNameOf>(Type.Union(runtimeNames.map((name) => Type.Literal(name)), { description: 'which agent CLI the session runs' }));
 export type RuntimeName = Static<typeof RuntimeName>;
@@ -81,14 +82,6 @@ export const Peak = Closed({
 });
 
 /** One line of the ledger, and the verdict written to --result-file. */
-/** A ref outside the session's own branch that changed while it ran (refs are one shared directory). */
-export const RefChange = Closed({
-  name: Type.String({ description: 'refs/heads/..., refs/tags/...' }),
-  old: Type.Union([Type.String(), Type.Null()], { description: 'object id before; null when the session created it' }),
-  new: Type.Union([Type.String(), Type.Null()], { description: 'object id after; null when the session deleted it' }),
-});
-export type RefChange = Static<typeof RefChange>;
-
 export const LedgerLine = Closed(
   {
     version: Type.Literal(1),
@@ -112,7 +105,9 @@ export const LedgerLine = Closed(
     evidence: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     peak: Type.Union([Peak, Type.Null()]),
     logPath: Type.Optional(Type.String()),
-    refs: Type.Optional(Type.Array(RefChange, { description: "refs outside the session's branch that changed during the session" })),
+    refs: Type.Optional(Type.Array(RefChange, { description: "refs outside the session's branch that changed during the session (refs are one shared directory: reported, not prevented)" })),
+    nestedGit: Type.Optional(Type.Array(NestedGitChange, { description: 'nested repositories the session made or changed in its workspace (do not run git there unread)' })),
+    gitView: Type.Optional(GitViewReport),
     remote: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   },
   { $id: 'agent-sandbox.ledger-line' },
