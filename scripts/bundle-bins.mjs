@@ -30,26 +30,8 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const tools = readdirSync(path.join(repo, 'tools')).filter((name) =>
   existsSync(path.join(repo, 'tools', name, 'dist', 'cli.js')) && existsSync(path.join(repo, 'tools', name, 'bin', name)),
 );
-const schemaModule = /[\\/]lib[\\/]shared[\\/]dist[\\/]schemas[\\/][^\\/]+\.js$/;
 /** Packages our code imports only with import(); they must never be imported statically. */
-const lazyPackages = ['yargs', 'execa'];
-
-/** Replaces each contract schema module by the JSON of its exports (see above). */
-const schemasAsJson = {
-  name: 'schemas-as-json',
-  setup(bundle) {
-    bundle.onLoad({ filter: schemaModule }, async (args) => {
-      const exported = await import(pathToFileURL(args.path).href);
-      const lines = Object.entries(exported).map(([name, value]) => {
-        if (value === null || typeof value !== 'object') {
-          throw new Error(`${args.path}: export ${name} is not a schema object; schema modules export only schemas`);
-        }
-        return `export const ${name} = ${JSON.stringify(value)};`;
-      });
-      return { contents: `${lines.join('\n')}\n`, loader: 'js' };
-    });
-  },
-};
+const lazyPackages = ['execa'];
 
 /** Points each import() of a lazy package at its vendor bundle, and notes which were used. */
 function lazyPackagesAsVendorFiles(used) {
@@ -109,7 +91,7 @@ for (const name of tools) {
     metafile: true,
     legalComments: 'none',
     logLevel: 'warning',
-    plugins: [schemasAsJson, lazyPackagesAsVendorFiles(used)],
+    plugins: [lazyPackagesAsVendorFiles(used)],
     // A dependency written as an ES module may read import.meta.url; in one CommonJS file
     // that is the bundle's own URL.
     define: { 'import.meta.url': '__bundleUrl' },

@@ -6,7 +6,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { ToolError, validateDocument } from '@agent-sandbox/shared';
-import { RuntimeName, SessionLimits } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import { RuntimeName, SessionLimits } from '@agent-sandbox/shared/validators/agent-sandbox';
 import { defaultRegistryPath } from './hosts.js';
 import type { LaunchRequest, Mode } from './launch.js';
 import { defaultLedgerPath } from './ledger.js';

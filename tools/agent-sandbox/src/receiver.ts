@@ -6,7 +6,7 @@
  * is ignored. A request naming another node's machine-id is refused (90).
  */
 import { validateDocument, parseJsonDocument, ToolError, toErrorDocument } from '@agent-sandbox/shared';
-import { SessionRequest, type LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import { SessionRequest, type LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
 import type { Cores } from './cores.js';
 import { readMachineId, hostName } from './hosts.js';
 import { recordVerdict, runLocal, type LaunchIo, type LaunchRequest } from './launch.js';

@@ -5,7 +5,7 @@ import t from 'tap';
 import { containerName, imageExists } from '@agent-sandbox/testkit';
 import { runPodman } from '@agent-sandbox/shared/podman';
 import { validateDocument } from '@agent-sandbox/shared';
-import { PodmanAttribOutput } from '@agent-sandbox/shared/schemas/podman-attrib';
+import { PodmanAttribOutput } from '@agent-sandbox/shared/validators/podman-attrib';
 import { runAttributedSession } from '../dist/index.js';
 import { busybox, hardening, leftovers, nothingLeft, sessionId } from './fixtures/session-kit.js';
 

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { validateDocument } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
-import { PodmanAttribOutput } from '@agent-sandbox/shared/schemas/podman-attrib';
+import { PodmanAttribOutput } from '@agent-sandbox/shared/validators/podman-attrib';
 import { containerName, tempDir } from '@agent-sandbox/testkit';
 import { busybox, hardening, leftovers, nothingLeft, sessionId } from './fixtures/session-kit.js';
 

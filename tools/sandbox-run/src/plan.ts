@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { ToolError, validateDocument } from '@agent-sandbox/shared';
-import { RunPlan, type RunLimits } from '@agent-sandbox/shared/schemas/sandbox-run';
+import { RunPlan, type RunLimits } from '@agent-sandbox/shared/validators/sandbox-run';
 
 /** The spec's old sandbox-run defaults (memory 12g, pids 512, cpus 4, cpu-shares 256); a later issue measures real ones. */
 export const defaultLimits: Readonly<RunLimits> = Object.freeze({
