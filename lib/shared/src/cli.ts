@@ -4,7 +4,6 @@
  * generated validator, one JSON document out, an exit code from the table. `main` returns {output, exitCode} and never touches process stdio or
  * exits; only `runTool` (called by the bin shim) does.
  */
-import { fstatSync, readFileSync, writeSync } from 'node:fs';
 import { parseArgv } from './argv.js';
 import { ExitCode } from './exit-codes.js';
 import { helpText } from './help.js';
@@ -81,59 +80,24 @@ export async function main(tool: ToolSpec, argv: string[], io: MainIo): Promise<
   }
 }
 
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+/** Reads all of stdin. */
+export async function readStdinText(): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  for await (const chunk of process.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/**
- * Reads all of stdin. A blocking read of fd 0 is the common case and costs nothing to set
- * up; touching process.stdin builds a stream and loads node's stream machinery (~4 ms of
- * a tool's ~30 ms start). A stdin that is non-blocking (EAGAIN: a pipe a node parent left
- * in non-blocking mode) or otherwise unreadable that way goes through process.stdin.
- */
-export async function readStdinText(): Promise<string> {
-  try {
-    return readFileSync(0, 'utf8');
-  } catch {
-    return await readAll(process.stdin);
-  }
-}
-
-/**
- * Writes all of `text` to fd 1 or 2 with write(2): building process.stdout or process.stderr
- * loads node's stream machinery (~2-5 ms of a tool's start). What a non-blocking fd refuses
- * (EAGAIN: a full pipe a node parent left non-blocking) goes through the stream instead.
- */
+/** Writes all of `text` to stdout or stderr; resolves once node has handed it on. */
 export async function writeFd(fd: 1 | 2, text: string): Promise<void> {
-  const bytes = Buffer.from(text);
-  let written = 0;
-  try {
-    while (written < bytes.length) written += writeSync(fd, bytes, written);
-    return;
-  } catch {
-    // EAGAIN, or an fd that write(2) cannot use: the stream handles both
-  }
   const stream = fd === 1 ? process.stdout : process.stderr;
-  await new Promise<void>((resolve) => stream.write(bytes.subarray(written), () => resolve()));
+  await new Promise<void>((resolve) => stream.write(text, () => resolve()));
 }
 
-/** Writes all of `text` to stdout (see writeFd). */
+/** Writes all of `text` to stdout. */
 export const writeStdout = (text: string): Promise<void> => writeFd(1, text);
 
-/**
- * isatty(fd) for 0, 1 or 2, building node's stdio stream for fd (which loads node:tty, node:net
- * and the stream machinery, ~5 ms) only when fd is a character device: a pipe, socket or
- * file is never a terminal, /dev/null is a character device that is not one.
- */
+/** isatty(fd) for stdin, stdout or stderr (each getter builds that stream only). */
 export function isTerminal(fd: 0 | 1 | 2): boolean {
-  try {
-    if (!fstatSync(fd).isCharacterDevice()) return false;
-  } catch {
-    return false; // a closed fd is not a terminal
-  }
-  // One getter only: each of process.stdin/stdout/stderr builds its stream when first read.
   if (fd === 0) return Boolean(process.stdin.isTTY);
   return Boolean((fd === 1 ? process.stdout : process.stderr).isTTY);
 }
@@ -142,7 +106,6 @@ export function isTerminal(fd: 0 | 1 | 2): boolean {
 export function processIo(): MainIo {
   return {
     readStdin: readStdinText,
-    // Not process.stdin.isTTY: building the stream objects costs more than the answer.
     stdinIsTTY: isTerminal(0),
     stdoutIsTTY: isTerminal(1),
     env: process.env,
