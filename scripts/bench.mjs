@@ -202,7 +202,7 @@ if (only.has('2')) {
   const r = compare(cases);
   const zero = r['node -e 0'].median;
   results.sections['2'] = r;
-  console.log('\n2. executable cold start vs node -e 0 (target: <= 1.5x each)');
+  console.log('\n2. executable cold start vs node -e 0 (target: <= 2x each)');
   for (const [k, v] of Object.entries(r)) {
     const vsWith = (...others) => (v.median / (zero + others.reduce((sum, o) => sum + r[o].median, 0))).toFixed(2);
     const extra = k.startsWith('podman-attrib')

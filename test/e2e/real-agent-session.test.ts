@@ -10,7 +10,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { validateDocument } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
-import { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
 import { agentArgs, agentsImage, credentialPath, demoSteps, ensureAgentsImage, hostGit, measuredLimitFlags, realSession, type RealRuntime } from './fixtures/real-agent-session.js';
 
 t.before(ensureAgentsImage);

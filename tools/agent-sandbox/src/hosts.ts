@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ToolError, parseJsonDocument, validateDocument } from '@agent-sandbox/shared';
 import { net } from '@agent-sandbox/shared/builtins';
-import { HostsRegistry, type HostEntry } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import { HostsRegistry, type HostEntry } from '@agent-sandbox/shared/validators/agent-sandbox';
 
 export const seatRole = 'agent-seat';
 export const localHostName = 'local';

@@ -8,7 +8,7 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { validateDocument } from '@agent-sandbox/shared';
-import { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
 
 export type { LedgerLine };
 

@@ -10,7 +10,7 @@
  * killed): the session is stopped, with reason "abandoned", instead of running on unattended.
  */
 import { ToolError, parseJsonDocument, validateDocument } from '@agent-sandbox/shared';
-import { SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import { SessionRequest } from '@agent-sandbox/shared/validators/agent-sandbox';
 import { hostName, readMachineId } from './hosts.js';
 import { launch } from './launch.js';
 import type { LaunchIo } from './launch-io.js';

@@ -4,7 +4,7 @@ import t from 'tap';
 import { execa } from 'execa';
 import { rm } from 'node:fs/promises';
 import { validateDocument } from '@agent-sandbox/shared';
-import { DoctorReport } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import { DoctorReport } from '@agent-sandbox/shared/validators/agent-sandbox';
 import { binPath } from '@agent-sandbox/testkit';
 import { sessionFixture } from './fixtures/session-fixture.js';
 

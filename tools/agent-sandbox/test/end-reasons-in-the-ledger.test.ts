@@ -5,7 +5,7 @@
 import t from 'tap';
 import { validateDocument, cgroupMode } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
-import { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
 import { nothingLeft, sessionFixture, type SessionFixture } from './fixtures/session-fixture.js';
 
 const image = 'localhost/agent-sandbox:latest';

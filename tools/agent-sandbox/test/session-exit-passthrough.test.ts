@@ -4,7 +4,7 @@
 import t from 'tap';
 import { existsSync, readFileSync } from 'node:fs';
 import { validateDocument } from '@agent-sandbox/shared';
-import { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
 import { canary, sessionFixture } from './fixtures/session-fixture.js';
 
 for (const status of [0, 7, 143]) {

@@ -1,7 +1,7 @@
 // Inside a real podman container, under a real PTY (script inside the
 // container), the hatch refuses (90) naming the container, and the stub agent
 // never runs. The repo is mounted read-only and the real bin runs; the image's
-// node is 18 and yargs needs 20, so the host's node binary (same Debian, same
+// node is 18 and the tools are built for 20, so the host's node binary (same Debian, same
 // libc) is mounted read-only beside it and put first on PATH.
 import t, { type Test } from 'tap';
 import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises';

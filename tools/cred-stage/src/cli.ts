@@ -1,5 +1,5 @@
 import { runTool, type FlagSpec, type ToolSpec } from '@agent-sandbox/shared';
-import { CredStagePlanInput, CredStageStageInput } from '@agent-sandbox/shared/schemas/cred-stage';
+import { CredStagePlanInput, CredStageStageInput } from '@agent-sandbox/shared/validators/cred-stage';
 import { describeTable } from './credential-table.js';
 import { installCredentials } from './install.js';
 import { planCredentials } from './plan.js';

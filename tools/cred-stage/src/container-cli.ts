@@ -1,7 +1,7 @@
 /**
  * The container-side CLI, bundled into the image as /usr/local/bin/cred-stage.
- * It runs on Debian's node 18, where yargs 18 refuses to load, so it does not use
- * the shared yargs skeleton: it parses its few flags by hand and keeps the same
+ * It runs on Debian's node 18. It was written when the shared skeleton needed yargs
+ * (which refuses node 18), so it parses its few flags by hand and keeps the same
  * contract (one JSON document on stdout, human text on stderr, exit codes from
  * the table). It never reads stdin: the entrypoint's stdin belongs to the agent.
  */

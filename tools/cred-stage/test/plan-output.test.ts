@@ -3,7 +3,7 @@
 import t from 'tap';
 import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { validateDocument } from '@agent-sandbox/shared';
-import { CredStagePlanOutput, CredStageRuntimesOutput } from '@agent-sandbox/shared/schemas/cred-stage';
+import { CredStagePlanOutput, CredStageRuntimesOutput } from '@agent-sandbox/shared/validators/cred-stage';
 import { runBin, tempDir } from '@agent-sandbox/testkit';
 import { planCredentials, credentialTable } from '../dist/index.js';
 import { canary, claudeOauth, codexApiKey, codexChatgpt, cursorAuth, hostEnv, inSeconds, jwt, writeCredential } from './fixtures/credentials.js';

@@ -1,5 +1,5 @@
 import { runTool, type ToolSpec } from '@agent-sandbox/shared';
-import { MountPlanInput } from '@agent-sandbox/shared/schemas/mount-plan';
+import { MountPlanInput } from '@agent-sandbox/shared/validators/mount-plan';
 import { planMounts } from './plan-mounts.js';
 
 export const tool: ToolSpec = {

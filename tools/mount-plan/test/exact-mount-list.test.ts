@@ -4,7 +4,7 @@
 import t from 'tap';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { validateDocument } from '@agent-sandbox/shared';
-import { MountPlanOutput } from '@agent-sandbox/shared/schemas/mount-plan';
+import { MountPlanOutput } from '@agent-sandbox/shared/validators/mount-plan';
 import { runBin, tempDir } from '@agent-sandbox/testkit';
 import { git, worktreeSession } from './fixtures/git-tree.js';
 

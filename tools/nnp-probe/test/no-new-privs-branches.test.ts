@@ -4,7 +4,7 @@ import t from 'tap';
 import { readFile } from 'node:fs/promises';
 import { execa } from 'execa';
 import { validateDocument } from '@agent-sandbox/shared';
-import { NnpProbeOutput } from '@agent-sandbox/shared/schemas/nnp-probe';
+import { NnpProbeOutput } from '@agent-sandbox/shared/validators/nnp-probe';
 import { binPath, runBin, tempDir } from '@agent-sandbox/testkit';
 import { parseNoNewPrivs } from '../dist/index.js';
 import { standinBin } from './fixtures/handoff-env.js';

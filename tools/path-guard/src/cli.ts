@@ -1,5 +1,5 @@
 import { runTool, type ToolSpec } from '@agent-sandbox/shared';
-import { PathGuardInput } from '@agent-sandbox/shared/schemas/path-guard';
+import { PathGuardInput } from '@agent-sandbox/shared/validators/path-guard';
 import { guardPath } from './guard-path.js';
 
 export const tool: ToolSpec = {

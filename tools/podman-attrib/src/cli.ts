@@ -1,5 +1,5 @@
 import { runTool, type ToolSpec } from '@agent-sandbox/shared';
-import { PodmanAttribInput } from '@agent-sandbox/shared/schemas/podman-attrib';
+import { PodmanAttribInput } from '@agent-sandbox/shared/validators/podman-attrib';
 import { attributeContainer } from './attribute-container.js';
 
 export const tool: ToolSpec = {

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { validateDocument } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
-import { PodmanAttribOutput } from '@agent-sandbox/shared/schemas/podman-attrib';
+import { PodmanAttribOutput } from '@agent-sandbox/shared/validators/podman-attrib';
 import { containerName, runBin } from '@agent-sandbox/testkit';
 import { parentPath } from '../dist/cgroup-tree.js';
 import { busybox, hardening, sessionId } from './fixtures/session-kit.js';

@@ -1,5 +1,5 @@
 import { ToolError, runTool, type ToolSpec } from '@agent-sandbox/shared';
-import { RunPlan } from '@agent-sandbox/shared/schemas/sandbox-run';
+import { RunPlan } from '@agent-sandbox/shared/validators/sandbox-run';
 import { buildRunArgv } from './argv.js';
 import { resolvePlan } from './plan.js';
 import { preflight } from './preflight.js';

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { ToolError, validateDocument } from '@agent-sandbox/shared';
-import { RunPlan, type RunLimits } from '@agent-sandbox/shared/schemas/sandbox-run';
+import { RunPlan, type RunLimits } from '@agent-sandbox/shared/validators/sandbox-run';
 import { checkMemoryPair, defaultLimits as sharedDefaults, minMemoryBytes, parseSize } from '@agent-sandbox/shared/limits';
 import { agentUser, containerNameFor } from '@agent-sandbox/shared/container-layout';
 
