@@ -38,8 +38,19 @@ export interface Broker {
 
 export const defaultMaxConnections = 512;
 
+let interfaces: { at: number; list: HostInterfaceAddress[] } | undefined;
+
+/**
+ * The host's addresses, read again when the last read is over a second old: getifaddrs costs
+ * ~0.3 ms here, more than the rest of an attempt's checks, and an address that appears on the
+ * host is refused within a second.
+ */
 export function systemInterfaces(): HostInterfaceAddress[] {
-  return Object.values(os.networkInterfaces()).flatMap((list) => list ?? []);
+  const now = Date.now();
+  if (!interfaces || now - interfaces.at > 1000) {
+    interfaces = { at: now, list: Object.values(os.networkInterfaces()).flatMap((list) => list ?? []) };
+  }
+  return interfaces.list;
 }
 
 /** The socket's directory must be private: nobody else may swap the socket for their own. */

@@ -7,14 +7,19 @@ import { execa } from 'execa';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { repoRoot } from '@agent-sandbox/testkit';
+import { repoRoot, tempDir } from '@agent-sandbox/testkit';
+import { copyFile } from 'node:fs/promises';
 import { socketDir } from './fixtures/broker-session.js';
 
-const relay = path.join(repoRoot, 'image/build/bin/egress-relay');
-
-t.before(() => {
-  if (!existsSync(relay)) throw new Error(`${relay} is missing: run \`pnpm run build\``);
-});
+const bundle = path.join(repoRoot, 'image/build/bin/egress-relay');
+if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run \`pnpm run build\``);
+// The same bytes, named .cjs: under this repository's package.json ("type": "module") an
+// extensionless file would be loaded as an ES module; in the image it has no package.json above.
+const copyDir = await tempDir(t, 'astest-relay-');
+const relayFile = path.join(copyDir, 'egress-relay.cjs');
+await copyFile(bundle, relayFile);
+const relay = process.execPath;
+const relayArgs = (args: string[]) => [relayFile, ...args];
 
 /** A free loopback port (listen on 0, close, reuse: good enough for one test at a time). */
 async function freePort(): Promise<number> {
@@ -27,7 +32,7 @@ async function freePort(): Promise<number> {
 
 async function startRelayProcess(t: Tap.Test, socketPath: string, extra: string[] = []) {
   const port = await freePort();
-  const child = execa(relay, ['--socket', socketPath, '--listen', `127.0.0.1:${port}`, ...extra], { reject: false, stderr: 'pipe' });
+  const child = execa(relay, relayArgs(['--socket', socketPath, '--listen', `127.0.0.1:${port}`, ...extra]), { reject: false, stderr: 'pipe' });
   t.teardown(() => {
     child.kill('SIGKILL');
     return child.catch(() => undefined);
@@ -76,7 +81,7 @@ t.test('with no broker on the socket a client gets a reset and no bytes', async 
 
 t.test('it listens on loopback only, and refuses bad usage with exit 80', async (t) => {
   for (const args of [['--socket', '/x.sock', '--listen', '0.0.0.0:3128'], ['--socket', '/x.sock', '--listen', '[::]:3128'], ['--listen', '3128'], ['--socket', 'rel.sock'], ['--socket', '/x.sock', '--'], ['--bogus']]) {
-    const result = await execa(relay, args, { reject: false });
+    const result = await execa(relay, relayArgs(args), { reject: false });
     t.equal(result.exitCode, 80, `${args.join(' ')}: ${result.stderr.split('\n')[0]}`);
   }
 });
@@ -85,20 +90,20 @@ t.test('with a command: it runs once listening, gets the proxy variables, and it
   const dir = await socketDir(t);
   const port = await freePort();
   const script = 'env | grep -i _proxy= | sort; exec sh -c "exit 42"';
-  const result = await execa(relay, ['--socket', `${dir}/s.sock`, '--listen', String(port), '--proxy-env', '--', 'sh', '-c', script], { reject: false });
+  const result = await execa(relay, relayArgs(['--socket', `${dir}/s.sock`, '--listen', String(port), '--proxy-env', '--', 'sh', '-c', script]), { reject: false });
   t.equal(result.exitCode, 42);
   const url = `http://127.0.0.1:${port}`;
   t.same(result.stdout.split('\n'), [
     `ALL_PROXY=${url}`, `HTTPS_PROXY=${url}`, `HTTP_PROXY=${url}`, 'NO_PROXY=localhost,127.0.0.1,::1',
     `all_proxy=${url}`, `http_proxy=${url}`, `https_proxy=${url}`, 'no_proxy=localhost,127.0.0.1,::1',
   ]);
-  const listening = await execa(relay, ['--socket', `${dir}/s.sock`, '--listen', String(port), '--', 'node', '-e', `require('net').connect(${port}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', () => process.exit(9))`], { reject: false });
+  const listening = await execa(relay, relayArgs(['--socket', `${dir}/s.sock`, '--listen', String(port), '--', 'node', '-e', `require('net').connect(${port}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', () => process.exit(9))`]), { reject: false });
   t.equal(listening.exitCode, 0, 'the command could connect to the relay at once', { stderr: listening.stderr });
 });
 
 t.test('SIGTERM to the relay reaches the command', async (t) => {
   const dir = await socketDir(t);
-  const child = execa(relay, ['--socket', `${dir}/s.sock`, '--listen', String(await freePort()), '--', 'sh', '-c', 'trap "echo got-term; exit 3" TERM; echo ready; while :; do sleep 0.1; done'], { reject: false });
+  const child = execa(relay, relayArgs(['--socket', `${dir}/s.sock`, '--listen', String(await freePort()), '--', 'sh', '-c', 'trap "echo got-term; exit 3" TERM; echo ready; while :; do sleep 0.1; done']), { reject: false });
   await new Promise((resolve) => child.stdout!.once('data', resolve));
   child.kill('SIGTERM');
   const result = await child;

@@ -1,0 +1,265 @@
+#!/usr/bin/env node
+// What the egress broker costs, against baselines measured in the same run (figures and ratios,
+// never pass/fail). Needs root (the fake internet is a network namespace) and `pnpm run build`.
+//
+//   node scripts/bench-egress.mjs [--requests N] [--stream-mib N] [--sessions N] [--json FILE]
+//
+// The path measured is the session's: client -> relay (127.0.0.1 TCP, the image's bundle, run
+// here by the host's node) -> unix socket -> broker (the real CLI, one process per session) ->
+// the upstream, an HTTP server in the fake internet's namespace (one veth hop away). Baselines:
+// the same server on the host's loopback ("direct loopback"), and the same upstream dialed
+// directly across the veth ("direct upstream"). The broker is given the upstream's address as
+// an IP literal, so no name resolution is in the figures.
+// 1 per-request latency, a new connection per request (connect, CONNECT, GET, close): p50, p99
+// 2 per-request latency on one open connection (keep-alive; the tunnel's steady state)
+// 3 streaming throughput, down and up
+// 4 N sessions at once, each with its own broker and relay: latency under load, and memory
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const opt = (name, fallback) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : fallback);
+const requests = Number(opt('requests', 400));
+const streamMiB = Number(opt('stream-mib', 256));
+const sessions = Number(opt('sessions', 16));
+const jsonOut = opt('json', undefined);
+const relayBundle = path.join(repo, 'image/build/bin/egress-relay');
+const brokerBin = path.join(repo, 'tools/egress-proxy/bin/egress-proxy');
+const serverScript = path.join(repo, 'lib/testkit/dist/fake-internet-server.js');
+const { startFakeInternet } = await import(path.join(repo, 'lib/testkit/dist/index.js'));
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+const teardowns = [];
+const children = [];
+const results = { requests, streamMiB, sessions, cpus: os.cpus().length, loadavg: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ') };
+
+function child(cmd, argv, opts = {}) {
+  const c = spawn(cmd, argv, { stdio: ['pipe', 'ignore', 'pipe'], ...opts });
+  children.push(c);
+  return c;
+}
+
+async function waitFor(check, what, ms = 10_000) {
+  for (let waited = 0; !check(); waited += 20) {
+    if (waited > ms) throw new Error(`${what} did not come up within ${ms} ms`);
+    await sleep(20);
+  }
+}
+
+/** Reads one HTTP response (Content-Length framed) from `socket`; resolves with its body size. */
+function readResponse(socket, initial = Buffer.alloc(0)) {
+  return new Promise((resolve, reject) => {
+    let buf = initial;
+    let need = -1;
+    let got = 0;
+    const onData = (d) => {
+      if (need < 0) {
+        buf = Buffer.concat([buf, d]);
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        need = Number(/content-length: *([0-9]+)/i.exec(buf.subarray(0, end).toString())?.[1] ?? 0);
+        got = buf.length - end - 4;
+      } else got += d.length;
+      if (got >= need) {
+        socket.off('data', onData).off('error', reject);
+        resolve(got);
+      }
+    };
+    socket.on('data', onData).once('error', reject);
+    if (initial.length) onData(Buffer.alloc(0));
+  });
+}
+
+const connectTcp = (host, port) =>
+  new Promise((resolve, reject) => {
+    const s = net.connect({ host, port, noDelay: true }, () => resolve(s));
+    s.once('error', reject);
+  });
+
+/** A connection to `target` through a relay: TCP to it, CONNECT, the 200 read. */
+async function connectVia(relayPort, target) {
+  const s = await connectTcp('127.0.0.1', relayPort);
+  s.write(`CONNECT ${target} HTTP/1.1\r\n\r\n`);
+  await new Promise((resolve, reject) => {
+    let buf = '';
+    const onData = (d) => {
+      buf += d.toString('latin1');
+      if (!buf.includes('\r\n\r\n')) return;
+      s.off('data', onData);
+      buf.startsWith('HTTP/1.1 200') ? resolve() : reject(new Error(`CONNECT ${target}: ${buf.split('\r\n')[0]}`));
+    };
+    s.on('data', onData).once('error', reject);
+  });
+  return s;
+}
+
+const get = (socket, pathname, host) => {
+  socket.write(`GET ${pathname} HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+  return readResponse(socket);
+};
+
+/** Latency of `n` requests; each opens its own connection when `fresh`, else all share one. */
+async function latencies(connect, n, fresh) {
+  const out = [];
+  let shared = fresh ? undefined : await connect();
+  for (let i = 0; i < n; i += 1) {
+    const t0 = now();
+    const s = shared ?? (await connect());
+    await get(s, '/', 'api.openai.com');
+    if (!shared) s.destroy();
+    out.push(now() - t0);
+  }
+  shared?.destroy();
+  return out;
+}
+
+async function throughputDown(connect, bytes) {
+  const s = await connect();
+  const t0 = now();
+  const got = await get(s, `/stream?bytes=${bytes}`, 'api.openai.com');
+  const ms = now() - t0;
+  s.destroy();
+  if (got !== bytes) throw new Error(`stream: got ${got} of ${bytes} bytes`);
+  return bytes / 1048576 / (ms / 1000);
+}
+
+async function throughputUp(connect, bytes) {
+  const s = await connect();
+  const chunk = Buffer.alloc(1 << 20, 0x62);
+  const t0 = now();
+  s.write(`POST /upload HTTP/1.1\r\nHost: api.openai.com\r\nContent-Length: ${bytes}\r\n\r\n`);
+  for (let sent = 0; sent < bytes; sent += chunk.length) if (!s.write(chunk.subarray(0, Math.min(chunk.length, bytes - sent)))) await new Promise((r) => s.once('drain', r));
+  await readResponse(s);
+  const ms = now() - t0;
+  s.destroy();
+  return bytes / 1048576 / (ms / 1000);
+}
+
+/** A broker (the CLI) and a relay (the bundle) for one simulated session. */
+async function startSession(dir, id, upstream) {
+  const sock = path.join(dir, `${id}.sock`);
+  const broker = child(brokerBin, ['serve'], { env: { PATH: process.env.PATH } });
+  broker.stdin.end(JSON.stringify({ socketPath: sock, sessionId: id, allow: [upstream], logPath: path.join(dir, `${id}.jsonl`) }));
+  await waitFor(() => existsSync(sock), `broker ${id}`);
+  const port = await freePort();
+  const relay = child(process.execPath, [path.join(dir, 'egress-relay.cjs'), '--socket', sock, '--listen', `127.0.0.1:${port}`]);
+  await new Promise((resolve, reject) => {
+    relay.stderr.on('data', (d) => d.toString().includes('listening') && resolve());
+    relay.once('exit', (code) => reject(new Error(`relay ${id} exited with ${code}`)));
+  });
+  return { id, broker, relay, port };
+}
+
+async function freePort() {
+  const server = net.createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const { port } = server.address();
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+const status = (pid) => Object.fromEntries(readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').filter((l) => /^Vm(RSS|HWM):/.test(l)).map((l) => [l.split(':')[0], Number(l.split(/\s+/)[1]) / 1024]));
+const mb = (x) => `${x.toFixed(1)} MB`;
+const row = (label, xs) => `${label.padEnd(34)} p50 ${pct(xs, 50).toFixed(3).padStart(7)} ms   p99 ${pct(xs, 99).toFixed(3).padStart(7)} ms`;
+
+async function main() {
+  if (process.getuid?.() !== 0) throw new Error('needs root (the fake internet is a network namespace)');
+  for (const f of [relayBundle, serverScript]) if (!existsSync(f)) throw new Error(`${f} is missing: run \`pnpm run build\``);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-egress-'));
+  chmodSync(dir, 0o700);
+  teardowns.push(() => rmSync(dir, { recursive: true, force: true }));
+  // The image's bundle, named .cjs (this repository's package.json says "type": "module").
+  copyFileSync(relayBundle, path.join(dir, 'egress-relay.cjs'));
+  const fi = await startFakeInternet({ teardown: (fn) => teardowns.push(fn) }, { dir });
+  const upstream = `${fi.api.v4}:80`;
+  // The same server program on the host's loopback: the direct baseline.
+  const loopPort = await freePort();
+  writeFileSync(path.join(dir, 'loop.json'), JSON.stringify([{ server: 'loop', address: '127.0.0.1', port: loopPort, kind: 'http' }]));
+  const loop = child(process.execPath, [serverScript, path.join(dir, 'loop.json')], { stdio: ['pipe', 'pipe', 'pipe'] });
+  await new Promise((resolve) => loop.stdout.on('data', (d) => d.toString().includes('"listening"') && resolve()));
+  loop.stdout.resume();
+  const one = await startSession(dir, 'bench-1', upstream);
+  const cases = {
+    'direct loopback': () => connectTcp('127.0.0.1', loopPort),
+    'direct upstream (veth)': () => connectTcp(fi.api.v4, 80),
+    'relay + broker + upstream': () => connectVia(one.port, upstream),
+  };
+  for (const connect of Object.values(cases)) await latencies(connect, 30, true); // warm up
+
+  console.log(`\negress broker bench: ${requests} requests per case, ${streamMiB} MiB streams, ${sessions} sessions; ${results.cpus} CPUs, load ${results.loadavg}\n`);
+  for (const [section, fresh] of [['1 new connection per request', true], ['2 requests on one open connection', false]]) {
+    const lat = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
+    for (let round = 0; round < 10; round += 1) for (const [k, c] of Object.entries(cases)) lat[k].push(...(await latencies(c, Math.ceil(requests / 10), fresh)));
+    console.log(section);
+    for (const [k, xs] of Object.entries(lat)) console.log(`  ${row(k, xs)}`);
+    const [loop, , via] = Object.values(lat);
+    const up = lat['direct upstream (veth)'];
+    console.log(`  ratio via broker / direct loopback:  p50 ${(pct(via, 50) / pct(loop, 50)).toFixed(2)}x  p99 ${(pct(via, 99) / pct(loop, 99)).toFixed(2)}x`);
+    console.log(`  ratio via broker / direct upstream:  p50 ${(pct(via, 50) / pct(up, 50)).toFixed(2)}x  p99 ${(pct(via, 99) / pct(up, 99)).toFixed(2)}x\n`);
+    results[section] = Object.fromEntries(Object.entries(lat).map(([k, xs]) => [k, { p50: pct(xs, 50), p99: pct(xs, 99) }]));
+  }
+
+  const bytes = streamMiB * 1048576;
+  console.log('3 streaming throughput (one connection, median of 3)');
+  results.throughput = {};
+  for (const [dirName, fn] of [['down', throughputDown], ['up', throughputUp]]) {
+    const rates = {};
+    for (const [k, c] of Object.entries(cases)) {
+      const xs = [];
+      for (let i = 0; i < 3; i += 1) xs.push(await fn(c, bytes));
+      rates[k] = pct(xs, 50);
+    }
+    const [loop, up, via] = Object.values(rates);
+    console.log(`  ${dirName.padEnd(5)} ${Object.entries(rates).map(([k, v]) => `${k} ${v.toFixed(0)} MiB/s`).join(', ')}`);
+    console.log(`        via broker / direct loopback ${(via / loop).toFixed(2)}x, / direct upstream ${(via / up).toFixed(2)}x`);
+    results.throughput[dirName] = rates;
+  }
+
+  console.log(`\n4 ${sessions} sessions at once, each its own broker (CLI process) and relay; ${Math.ceil(requests / 8)} requests each, new connection per request`);
+  const many = [one];
+  for (let i = 2; i <= sessions; i += 1) many.push(await startSession(dir, `bench-${i}`, upstream));
+  await sleep(500);
+  const idle = many.map((s) => status(s.broker.pid).VmRSS);
+  const per = Math.ceil(requests / 8);
+  const t0 = now();
+  const loaded = await Promise.all(many.map((s) => latencies(() => connectVia(s.port, upstream), per, true)));
+  const wall = now() - t0;
+  const direct = await Promise.all(many.map(() => latencies(cases['direct upstream (veth)'], per, true)));
+  const all = loaded.flat();
+  const peaks = many.map((s) => status(s.broker.pid).VmHWM);
+  const relays = many.map((s) => status(s.relay.pid).VmRSS);
+  console.log(`  ${row(`via ${sessions} brokers at once`, all)}   (${((sessions * per) / (wall / 1000)).toFixed(0)} requests/s)`);
+  console.log(`  ${row(`${sessions} direct clients at once`, direct.flat())}`);
+  console.log(`  ratio p50 ${(pct(all, 50) / pct(direct.flat(), 50)).toFixed(2)}x  p99 ${(pct(all, 99) / pct(direct.flat(), 99)).toFixed(2)}x`);
+  const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+  console.log(`  broker RSS idle: median ${mb(pct(idle, 50))}, max ${mb(Math.max(...idle))}; peak (VmHWM) after load: median ${mb(pct(peaks, 50))}, max ${mb(Math.max(...peaks))}; all ${sessions}: ${mb(sum(peaks))}`);
+  console.log(`  relay RSS (node 20 here; the image runs node 18): median ${mb(pct(relays, 50))}`);
+  await sleep(200); // the last tunnels' lines are written as they close
+  const lines = many.slice(1).map((s) => readFileSync(path.join(dir, `${s.id}.jsonl`), 'utf8').trim().split('\n').length);
+  console.log(`  log lines, sessions 2..${sessions}: ${[...new Set(lines)].join(', ')} each (${per} requests each)\n`);
+  results.sessions = { p50: pct(all, 50), p99: pct(all, 99), directP50: pct(direct.flat(), 50), directP99: pct(direct.flat(), 99), brokerIdleRssMB: idle, brokerPeakRssMB: peaks, relayRssMB: relays };
+  if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify(results, null, 1)}\n`);
+}
+
+async function cleanup() {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
+  await sleep(300);
+  for (const fn of teardowns.reverse()) await fn();
+}
+
+process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+try {
+  await main();
+} finally {
+  await cleanup();
+}
