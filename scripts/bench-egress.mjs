@@ -172,7 +172,10 @@ const status = (pid) => Object.fromEntries(readFileSync(`/proc/${pid}/status`, '
 const mb = (x) => `${x.toFixed(1)} MB`;
 const row = (label, xs) => `${label.padEnd(34)} p50 ${pct(xs, 50).toFixed(3).padStart(7)} ms   p99 ${pct(xs, 99).toFixed(3).padStart(7)} ms`;
 
-async function main() {
+const ratio = (a, b) => `${(a / b).toFixed(2)}x`;
+
+/** The fake internet, a loopback server for the baseline, and the first session; the three ways to connect. */
+async function setup() {
   if (process.getuid?.() !== 0) throw new Error('needs root (the fake internet is a network namespace)');
   for (const f of [relayBundle, serverScript]) if (!existsSync(f)) throw new Error(`${f} is missing: run \`pnpm run build\``);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-egress-'));
@@ -188,31 +191,34 @@ async function main() {
   const loop = child(process.execPath, [serverScript, path.join(dir, 'loop.json')], { stdio: ['pipe', 'pipe', 'pipe'] });
   await new Promise((resolve) => loop.stdout.on('data', (d) => d.toString().includes('"listening"') && resolve()));
   loop.stdout.resume();
-  const one = await startSession(dir, 'bench-1', upstream);
+  const first = await startSession(dir, 'bench-1', upstream);
   const cases = {
     'direct loopback': () => connectTcp('127.0.0.1', loopPort),
     'direct upstream (veth)': () => connectTcp(fi.api.v4, 80),
-    'relay + broker + upstream': () => connectVia(one.port, upstream),
+    'relay + broker + upstream': () => connectVia(first.port, upstream),
   };
   for (const connect of Object.values(cases)) await latencies(connect, 30, true); // warm up
+  return { dir, upstream, first, cases };
+}
 
-  console.log(`\negress broker bench: ${requests} requests per case, ${streamMiB} MiB streams, ${sessions} sessions; ${results.cpus} CPUs, load ${results.loadavg}\n`);
-  for (const [section, fresh] of [['1 new connection per request', true], ['2 requests on one open connection', false]]) {
-    const lat = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
-    for (let round = 0; round < 10; round += 1) for (const [k, c] of Object.entries(cases)) lat[k].push(...(await latencies(c, Math.ceil(requests / 10), fresh)));
-    console.log(section);
-    for (const [k, xs] of Object.entries(lat)) console.log(`  ${row(k, xs)}`);
-    const [loop, , via] = Object.values(lat);
-    const up = lat['direct upstream (veth)'];
-    console.log(`  ratio via broker / direct loopback:  p50 ${(pct(via, 50) / pct(loop, 50)).toFixed(2)}x  p99 ${(pct(via, 99) / pct(loop, 99)).toFixed(2)}x`);
-    console.log(`  ratio via broker / direct upstream:  p50 ${(pct(via, 50) / pct(up, 50)).toFixed(2)}x  p99 ${(pct(via, 99) / pct(up, 99)).toFixed(2)}x\n`);
-    results[section] = Object.fromEntries(Object.entries(lat).map(([k, xs]) => [k, { p50: pct(xs, 50), p99: pct(xs, 99) }]));
-  }
+/** Sections 1 and 2: the cases interleaved in ten rounds, so load drift hits them alike. */
+async function latencySection(title, cases, fresh) {
+  const lat = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
+  for (let round = 0; round < 10; round += 1) for (const [k, c] of Object.entries(cases)) lat[k].push(...(await latencies(c, Math.ceil(requests / 10), fresh)));
+  console.log(title);
+  for (const [k, xs] of Object.entries(lat)) console.log(`  ${row(k, xs)}`);
+  const [loop, up, via] = Object.values(lat);
+  console.log(`  via broker / direct loopback:  p50 ${ratio(pct(via, 50), pct(loop, 50))}  p99 ${ratio(pct(via, 99), pct(loop, 99))}`);
+  console.log(`  via broker / direct upstream:  p50 ${ratio(pct(via, 50), pct(up, 50))}  p99 ${ratio(pct(via, 99), pct(up, 99))}\n`);
+  results[title] = Object.fromEntries(Object.entries(lat).map(([k, xs]) => [k, { p50: pct(xs, 50), p99: pct(xs, 99) }]));
+}
 
+/** Section 3: one stream each way per case, median of three. */
+async function throughputSection(cases) {
   const bytes = streamMiB * 1048576;
   console.log('3 streaming throughput (one connection, median of 3)');
   results.throughput = {};
-  for (const [dirName, fn] of [['down', throughputDown], ['up', throughputUp]]) {
+  for (const [direction, fn] of [['down', throughputDown], ['up', throughputUp]]) {
     const rates = {};
     for (const [k, c] of Object.entries(cases)) {
       const xs = [];
@@ -220,34 +226,45 @@ async function main() {
       rates[k] = pct(xs, 50);
     }
     const [loop, up, via] = Object.values(rates);
-    console.log(`  ${dirName.padEnd(5)} ${Object.entries(rates).map(([k, v]) => `${k} ${v.toFixed(0)} MiB/s`).join(', ')}`);
-    console.log(`        via broker / direct loopback ${(via / loop).toFixed(2)}x, / direct upstream ${(via / up).toFixed(2)}x`);
-    results.throughput[dirName] = rates;
+    console.log(`  ${direction.padEnd(5)} ${Object.entries(rates).map(([k, v]) => `${k} ${v.toFixed(0)} MiB/s`).join(', ')}`);
+    console.log(`        via broker / direct loopback ${ratio(via, loop)}, / direct upstream ${ratio(via, up)}`);
+    results.throughput[direction] = rates;
   }
+}
 
-  console.log(`\n4 ${sessions} sessions at once, each its own broker (CLI process) and relay; ${Math.ceil(requests / 8)} requests each, new connection per request`);
-  const many = [one];
+/** Section 4: N sessions, each its own broker and relay, all requesting at once; their memory. */
+async function sessionsSection({ dir, upstream, first, cases }) {
+  const per = Math.ceil(requests / 8);
+  console.log(`\n4 ${sessions} sessions at once, each its own broker (CLI process) and relay; ${per} requests each, new connection per request`);
+  const many = [first];
   for (let i = 2; i <= sessions; i += 1) many.push(await startSession(dir, `bench-${i}`, upstream));
   await sleep(500);
   const idle = many.map((s) => status(s.broker.pid).VmRSS);
-  const per = Math.ceil(requests / 8);
   const t0 = now();
-  const loaded = await Promise.all(many.map((s) => latencies(() => connectVia(s.port, upstream), per, true)));
+  const via = (await Promise.all(many.map((s) => latencies(() => connectVia(s.port, upstream), per, true)))).flat();
   const wall = now() - t0;
-  const direct = await Promise.all(many.map(() => latencies(cases['direct upstream (veth)'], per, true)));
-  const all = loaded.flat();
+  const direct = (await Promise.all(many.map(() => latencies(cases['direct upstream (veth)'], per, true)))).flat();
   const peaks = many.map((s) => status(s.broker.pid).VmHWM);
   const relays = many.map((s) => status(s.relay.pid).VmRSS);
-  console.log(`  ${row(`via ${sessions} brokers at once`, all)}   (${((sessions * per) / (wall / 1000)).toFixed(0)} requests/s)`);
-  console.log(`  ${row(`${sessions} direct clients at once`, direct.flat())}`);
-  console.log(`  ratio p50 ${(pct(all, 50) / pct(direct.flat(), 50)).toFixed(2)}x  p99 ${(pct(all, 99) / pct(direct.flat(), 99)).toFixed(2)}x`);
-  const sum = (xs) => xs.reduce((a, b) => a + b, 0);
-  console.log(`  broker RSS idle: median ${mb(pct(idle, 50))}, max ${mb(Math.max(...idle))}; peak (VmHWM) after load: median ${mb(pct(peaks, 50))}, max ${mb(Math.max(...peaks))}; all ${sessions}: ${mb(sum(peaks))}`);
+  console.log(`  ${row(`via ${sessions} brokers at once`, via)}   (${((sessions * per) / (wall / 1000)).toFixed(0)} requests/s)`);
+  console.log(`  ${row(`${sessions} direct clients at once`, direct)}`);
+  console.log(`  via brokers / direct: p50 ${ratio(pct(via, 50), pct(direct, 50))}  p99 ${ratio(pct(via, 99), pct(direct, 99))}`);
+  const total = peaks.reduce((a, b) => a + b, 0);
+  console.log(`  broker RSS idle: median ${mb(pct(idle, 50))}, max ${mb(Math.max(...idle))}; peak (VmHWM) after load: median ${mb(pct(peaks, 50))}, max ${mb(Math.max(...peaks))}; all ${sessions}: ${mb(total)}`);
   console.log(`  relay RSS (node 20 here; the image runs node 18): median ${mb(pct(relays, 50))}`);
   await sleep(200); // the last tunnels' lines are written as they close
   const lines = many.slice(1).map((s) => readFileSync(path.join(dir, `${s.id}.jsonl`), 'utf8').trim().split('\n').length);
   console.log(`  log lines, sessions 2..${sessions}: ${[...new Set(lines)].join(', ')} each (${per} requests each)\n`);
-  results.sessions = { p50: pct(all, 50), p99: pct(all, 99), directP50: pct(direct.flat(), 50), directP99: pct(direct.flat(), 99), brokerIdleRssMB: idle, brokerPeakRssMB: peaks, relayRssMB: relays };
+  results.sessions = { p50: pct(via, 50), p99: pct(via, 99), directP50: pct(direct, 50), directP99: pct(direct, 99), brokerIdleRssMB: idle, brokerPeakRssMB: peaks, relayRssMB: relays };
+}
+
+async function main() {
+  const ctx = await setup();
+  console.log(`\negress broker bench: ${requests} requests per case, ${streamMiB} MiB streams, ${sessions} sessions; ${results.cpus} CPUs, load ${results.loadavg}\n`);
+  await latencySection('1 new connection per request', ctx.cases, true);
+  await latencySection('2 requests on one open connection', ctx.cases, false);
+  await throughputSection(ctx.cases);
+  await sessionsSection(ctx);
   if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify(results, null, 1)}\n`);
 }
 
