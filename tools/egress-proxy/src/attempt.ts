@@ -152,7 +152,7 @@ export async function handleAttempt(client: net.Socket, ctx: AttemptContext): Pr
   const dialed = await dial(decision.addresses, head.target.port, ctx.dialTimeoutMs, ctx.decideDeps.signal);
   fields.address = dialed.address;
   if ('error' in dialed) {
-    finish('failed', 'connect-failed', 502);
+    finish('failed', ctx.decideDeps.signal.aborted ? 'broker-stopped' : 'connect-failed', 502);
     refuse(client, 502, 'connect-failed', dialed.error);
     return;
   }

@@ -113,7 +113,8 @@ export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): P
   const max = config.maxConnections ?? defaultMaxConnections;
   const server = net.createServer({ allowHalfOpen: true }, (client) => {
     if (inFlight.size >= max) {
-      record({ time: new Date().toISOString(), session: config.sessionId, method: null, host: null, port: null, address: null, decision: 'denied', rule: 'too-many-connections', entry: null, status: 503, bytesUp: 0, bytesDown: 0, durationMs: 0 });
+      const none = { method: null, host: null, port: null, address: null, entry: null };
+      record({ time: new Date().toISOString(), session: config.sessionId, ...none, decision: 'denied', rule: 'too-many-connections', status: 503, bytesUp: 0, bytesDown: 0, durationMs: 0 });
       refuse(client, 503, 'too-many-connections', `${max} attempts are open already`);
       return;
     }
@@ -121,6 +122,8 @@ export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): P
     inFlight.add(attempt);
   });
   await listen(server, config.socketPath);
+  // accept(2) failures (EMFILE under a flood) must not end the broker: the listener stays.
+  server.on('error', () => undefined);
   await chmod(config.socketPath, parseInt(config.socketMode ?? '0600', 8));
   if (config.socketOwner) await chown(config.socketPath, config.socketOwner.uid, config.socketOwner.gid);
   const { ino } = await stat(config.socketPath);

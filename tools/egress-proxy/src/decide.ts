@@ -57,7 +57,8 @@ export async function decide(policy: Policy, target: Target, deps: DecideDeps): 
       addresses = await resolveWithin(deps.resolve, target.host.text, deps.resolveTimeoutMs, deps.signal);
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
-      return { decision: 'denied', rule: 'resolve-failed', entry: named.entry, address: null, message: `${target.host.text} did not resolve: ${why}` };
+      const rule = deps.signal.aborted ? 'broker-stopped' : 'resolve-failed';
+      return { decision: 'denied', rule, entry: named.entry, address: null, message: `${target.host.text} did not resolve: ${why}` };
     }
     if (addresses.length === 0) {
       return { decision: 'denied', rule: 'resolve-failed', entry: named.entry, address: null, message: `${target.host.text} has no addresses` };

@@ -53,6 +53,7 @@ export function startRelay(options: RelayOptions): Promise<Relay> {
     server.once('error', reject);
     server.listen({ host: options.host, port: options.port, exclusive: true }, () => {
       server.off('error', reject);
+      server.on('error', () => undefined); // an accept(2) failure must not end the relay
       const address = server.address();
       resolve({
         port: typeof address === 'object' && address ? address.port : options.port,

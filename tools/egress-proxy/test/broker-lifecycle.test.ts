@@ -35,6 +35,19 @@ t.test('stop() ends an open tunnel, writes its line with the bytes so far, and r
   t.match(summary, { attempts: 1, allowed: 1, reached: [{ host: 'api.openai.com', port: 22, connections: 1 }] });
 });
 
+t.test('stop() does not wait for a name that never resolves: that attempt ends at once as broker-stopped', async (t) => {
+  const never = () => () => new Promise<string[]>(() => undefined);
+  const { socketPath, lines, broker } = await brokerSession(t, { allow: ['api.openai.com'] }, { fi, resolve: never });
+  const socket = await connectBroker(socketPath);
+  socket.on('error', () => undefined);
+  socket.write('CONNECT api.openai.com:443 HTTP/1.1\r\n\r\n');
+  await new Promise((r) => setTimeout(r, 100));
+  const t0 = Date.now();
+  await broker.stop();
+  t.ok(Date.now() - t0 < 2000, `stopped in ${Date.now() - t0} ms`);
+  t.match(lines, [{ decision: 'denied', rule: 'broker-stopped', host: 'api.openai.com' }]);
+});
+
 t.test('a client that connects and closes without a request is one bad-request line with no status', async (t) => {
   const { socketPath, lines, broker } = await brokerSession(t, { allow: [] }, { fi });
   (await connectBroker(socketPath)).end();
