@@ -168,6 +168,11 @@ async function freePort() {
   return port;
 }
 
+/** CPU milliseconds a process has used (utime + stime; clock ticks of 10 ms). */
+const cpuMs = (pid) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
 const status = (pid) => Object.fromEntries(readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').filter((l) => /^Vm(RSS|HWM):/.test(l)).map((l) => [l.split(':')[0], Number(l.split(/\s+/)[1]) / 1024]));
 const mb = (x) => `${x.toFixed(1)} MB`;
 const row = (label, xs) => `${label.padEnd(34)} p50 ${pct(xs, 50).toFixed(3).padStart(7)} ms   p99 ${pct(xs, 99).toFixed(3).padStart(7)} ms`;
@@ -202,10 +207,13 @@ async function setup() {
 }
 
 /** Sections 1 and 2: the cases interleaved in ten rounds, so load drift hits them alike. */
-async function latencySection(title, cases, fresh) {
+async function latencySection(title, cases, fresh, session) {
   const lat = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
+  const cpu0 = [cpuMs(session.broker.pid), cpuMs(session.relay.pid)];
   for (let round = 0; round < 10; round += 1) for (const [k, c] of Object.entries(cases)) lat[k].push(...(await latencies(c, Math.ceil(requests / 10), fresh)));
-  console.log(title);
+  const n = lat['relay + broker + upstream'].length;
+  const [broker, relay] = [cpuMs(session.broker.pid) - cpu0[0], cpuMs(session.relay.pid) - cpu0[1]];
+  console.log(`${title} (CPU per request through the broker: broker ${((broker / n) * 1000).toFixed(0)} us, relay ${((relay / n) * 1000).toFixed(0)} us)`);
   for (const [k, xs] of Object.entries(lat)) console.log(`  ${row(k, xs)}`);
   const [loop, up, via] = Object.values(lat);
   console.log(`  via broker / direct loopback:  p50 ${ratio(pct(via, 50), pct(loop, 50))}  p99 ${ratio(pct(via, 99), pct(loop, 99))}`);
@@ -258,11 +266,29 @@ async function sessionsSection({ dir, upstream, first, cases }) {
   results.sessions = { p50: pct(via, 50), p99: pct(via, 99), directP50: pct(direct, 50), directP99: pct(direct, 99), brokerIdleRssMB: idle, brokerPeakRssMB: peaks, relayRssMB: relays };
 }
 
+/** What one TCP connection costs node here (client and server in this process): the scale for the CPU figures. */
+async function connectionCpuBaseline(n = 300) {
+  const server = net.createServer((s) => s.on('data', (d) => s.end(d)));
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const c0 = process.cpuUsage();
+  for (let i = 0; i < n; i += 1) {
+    await new Promise((resolve) => {
+      const c = net.connect(server.address().port, '127.0.0.1', () => c.write('x'));
+      c.on('data', () => undefined).once('close', resolve);
+    });
+  }
+  const used = process.cpuUsage(c0);
+  server.close();
+  return (used.user + used.system) / n / 2;
+}
+
 async function main() {
   const ctx = await setup();
-  console.log(`\negress broker bench: ${requests} requests per case, ${streamMiB} MiB streams, ${sessions} sessions; ${results.cpus} CPUs, load ${results.loadavg}\n`);
-  await latencySection('1 new connection per request', ctx.cases, true);
-  await latencySection('2 requests on one open connection', ctx.cases, false);
+  results.connectionCpuUs = await connectionCpuBaseline();
+  console.log(`\negress broker bench: ${requests} requests per case, ${streamMiB} MiB streams, ${sessions} sessions; ${results.cpus} CPUs, load ${results.loadavg}`);
+  console.log(`(scale: one loopback TCP connection costs node ${results.connectionCpuUs.toFixed(0)} us of CPU per side here)\n`);
+  await latencySection('1 new connection per request', ctx.cases, true, ctx.first);
+  await latencySection('2 requests on one open connection', ctx.cases, false, ctx.first);
   await throughputSection(ctx.cases);
   await sessionsSection(ctx);
   if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify(results, null, 1)}\n`);

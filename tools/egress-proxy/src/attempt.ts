@@ -64,7 +64,7 @@ type Dialed = { socket: net.Socket; address: string } | { error: string; address
 /** Dials one address (an IP literal: node does no lookup, so exactly this address is dialed). */
 function dialOne(address: string, port: number, timeoutMs: number, signal: AbortSignal): Promise<Dialed> {
   return new Promise((resolve) => {
-    const socket = net.connect({ host: address, port, allowHalfOpen: true, timeout: timeoutMs });
+    const socket = net.connect({ host: address, port, allowHalfOpen: true, timeout: timeoutMs, noDelay: true });
     let settled = false;
     const settle = (result: Dialed) => {
       if (settled) return;

@@ -48,7 +48,8 @@ export function startRelay(options: RelayOptions): Promise<Relay> {
     return Promise.reject(new Error(`the relay listens on 127.0.0.1 or ::1 only, not ${options.host}`));
   }
   const open = new Set<net.Socket>();
-  const server = net.createServer({ allowHalfOpen: true }, (client) => forward(client, options.socketPath, open));
+  // noDelay: the relay forwards whatever chunks arrive; Nagle would hold a small one back.
+  const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (client) => forward(client, options.socketPath, open));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen({ host: options.host, port: options.port, exclusive: true }, () => {
