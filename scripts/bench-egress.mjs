@@ -300,7 +300,7 @@ async function cleanup() {
   for (const fn of teardowns.reverse()) await fn();
 }
 
-process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]]) process.once(signal, () => void cleanup().then(() => process.exit(status)));
 try {
   await main();
 } finally {

@@ -59,7 +59,17 @@ const serverScript = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fa
 /** Ports each server listens on: 443 TLS (HTTPS, websocket), 80 plain HTTP, 22 a TCP banner. */
 export const fakePorts = { https: 443, http: 80, ssh: 22 } as const;
 
-async function claimSlot(): Promise<{ slot: number; release(): Promise<void> }> {
+/** A run that died (SIGKILL, a timeout) left its namespace, veth and routes: remove them. */
+async function clearStale(dir: string, slot: number): Promise<void> {
+  const names = JSON.parse(await readFile(path.join(dir, 'names.json'), 'utf8').catch(() => '{}')) as { netns?: string; hv?: string };
+  if (names.netns?.startsWith('asfi-')) await execa('ip', ['netns', 'del', names.netns], { reject: false });
+  if (names.hv?.startsWith('asfi')) await execa('ip', ['link', 'del', names.hv], { reject: false });
+  await execa('ip', ['route', 'del', `203.0.113.${slot * 16}/28`], { reject: false });
+  await execa('ip', ['-6', 'route', 'del', `2001:db8:0:${slot.toString(16)}::/64`], { reject: false });
+}
+
+/** One of 16 slots, claimed by an atomic mkdir; its owner's pid and the names it makes are kept in it. */
+async function claimSlot(names: { netns: string; hv: string }): Promise<{ slot: number; release(): Promise<void> }> {
   await mkdir(slotRoot, { recursive: true, mode: 0o700 });
   const order = [...Array(16).keys()].sort(() => Math.random() - 0.5);
   for (const slot of order) {
@@ -71,16 +81,15 @@ async function claimSlot(): Promise<{ slot: number; release(): Promise<void> }> 
       const owner = Number(await readFile(path.join(dir, 'pid'), 'utf8').catch(() => '0'));
       if (owner > 0 && (await execa('kill', ['-0', String(owner)], { reject: false })).exitCode === 0) continue;
       if (owner === 0) continue; // being claimed right now
+      await clearStale(dir, slot);
       await rm(dir, { recursive: true, force: true });
-      // A run that died left its routes behind (its namespace, and so its veth, may be gone too).
-      await execa('ip', ['route', 'del', `203.0.113.${slot * 16}/28`], { reject: false });
-      await execa('ip', ['-6', 'route', 'del', `2001:db8:0:${slot.toString(16)}::/64`], { reject: false });
       try {
         await mkdir(dir);
       } catch {
         continue;
       }
     }
+    await writeFile(path.join(dir, 'names.json'), JSON.stringify(names));
     await writeFile(path.join(dir, 'pid'), String(process.pid));
     return { slot, release: () => rm(dir, { recursive: true, force: true }) };
   }
@@ -147,7 +156,7 @@ export async function startFakeInternet(t: Teardown, options: { dir: string }): 
   const tag = randomBytes(3).toString('hex');
   const netns = `asfi-${tag}`;
   const [hv, nv] = [`asfi${tag}h`, `asfi${tag}n`];
-  const { slot, release } = await claimSlot();
+  const { slot, release } = await claimSlot({ netns, hv });
   let child: ResultPromise | undefined;
   let stopped: Promise<void> | undefined;
   const stop = () =>
