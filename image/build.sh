@@ -5,8 +5,9 @@
 # Everything the image needs came from debootstrap; nothing is downloaded here.
 #
 # The build context is assembled in a temp dir: Containerfile, entrypoint.sh and build/bin/,
-# which holds image/build/cred-stage (the esbuild bundle made by tools/cred-stage) when that
-# file exists, and is empty otherwise. The repo tree is never written to.
+# which holds image/build/bin/cred-stage and image/build/bin/egress-relay (the esbuild bundles
+# made by tools/cred-stage and tools/egress-proxy in `pnpm run build`). The repo tree is never
+# written to.
 #
 # Cached: podman's layer cache (content-addressed COPY), plus the base is skipped when its
 # inputs label matches. Prints one line when nothing changed.
@@ -30,10 +31,14 @@ here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 IMAGE=${AGENT_SANDBOX_IMAGE:-localhost/agent-sandbox:latest}
 BASE=${AGENT_SANDBOX_BASE_IMAGE:-localhost/agent-sandbox-base:bookworm}
 CRED_STAGE=$here/build/bin/cred-stage
-# Without cred-stage the entrypoint refuses every credentialed session (85): an image built
-# without it is useless, so refuse to build one rather than replace a good image with it.
-[ -f "$CRED_STAGE" ] ||
-  as_die "$CRED_STAGE is missing: run \`pnpm run build\` first (it bundles cred-stage for the image)"
+EGRESS_RELAY=$here/build/bin/egress-relay
+# Without cred-stage the entrypoint refuses every credentialed session (85), and without the
+# egress relay a session has no way to its broker: an image built without either is useless,
+# so refuse to build one rather than replace a good image with it.
+for bundle in "$CRED_STAGE" "$EGRESS_RELAY"; do
+  [ -f "$bundle" ] ||
+    as_die "$bundle is missing: run \`pnpm run build\` first (it bundles cred-stage and egress-relay for the image)"
+done
 
 as_need podman mktemp
 as_need_root
@@ -51,6 +56,7 @@ install -m 0644 "$here/Containerfile" "$ctx/Containerfile"
 install -m 0755 "$here/entrypoint.sh" "$ctx/entrypoint.sh"
 mkdir -p "$ctx/build/bin"
 install -m 0755 "$CRED_STAGE" "$ctx/build/bin/cred-stage"
+install -m 0755 "$EGRESS_RELAY" "$ctx/build/bin/egress-relay"
 
 before=$(as_image_id "$IMAGE")
 log=$ctx/podman-build.log
@@ -66,7 +72,7 @@ if ! podman --runtime runc build \
 fi
 after=$(as_image_id "$IMAGE")
 
-what="with cred-stage"
+what="with cred-stage and egress-relay"
 if [ -n "$before" ] && [ "$before" = "$after" ]; then
   as_cached "$IMAGE is up to date (cached; $what)"
 else

@@ -12,7 +12,7 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 # that `podman kube play` needs; buildah, netavark): the machines these tools were measured on
 # have them.
 packages=(podman runc uidmap slirp4netns fuse-overlayfs catatonit shellcheck debootstrap busybox-static
-  openssh-server openssh-client iproute2 util-linux procps git python3 jq ca-certificates)
+  openssh-server openssh-client iproute2 util-linux procps git python3 jq ca-certificates openssl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -2,3 +2,5 @@ export * from './run-bin.js';
 export * from './temp-dir.js';
 export * from './podman-names.js';
 export * from './model-server.js';
+export * from './test-ca.js';
+export * from './fake-internet.js';

@@ -1,0 +1,235 @@
+/**
+ * A fake internet for egress tests, with no internet: a network namespace joined to the host
+ * by a veth pair, IPv4 TEST-NET-3 (203.0.113.0/24) and IPv6 documentation (2001:db8::/32,
+ * `nodad`) addresses, and TLS servers in it for api.openai.com (allowed in the tests) and
+ * blocked.example (not allowed), certified by a CA made for this run. Each server counts its
+ * connections. `resolve` is the resolver map the broker is given instead of DNS.
+ *
+ * Several may run at once (tap runs files in parallel): each takes one /28 of 203.0.113.0/24
+ * and one /64 of 2001:db8::/32, claimed with an atomic mkdir under /run. The host's end has
+ * /32 and /128 addresses and routes to the rest, so the servers are one hop away, not on a
+ * subnet of the host (which the broker refuses as host-network). Needs root.
+ */
+import { execa, type ResultPromise } from 'execa';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { ListenerConfig } from './fake-internet-server.js';
+import { makeTestCa, type TestCa } from './test-ca.js';
+import type { Teardown } from './temp-dir.js';
+
+export interface FakeHost {
+  name: string;
+  v4: string;
+  v6: string;
+}
+
+export interface ServerEvent {
+  event: string;
+  server?: string;
+  port?: number;
+  [key: string]: unknown;
+}
+
+export type FakeServer = 'api' | 'blocked';
+
+export interface FakeInternet {
+  netns: string;
+  api: FakeHost;
+  blocked: FakeHost;
+  /** The host's end of the veth: an address of the host itself. */
+  hostSide: { v4: string; v6: string };
+  ca: TestCa;
+  /** name -> addresses, the broker's injected resolver (unknown names: ENOTFOUND). */
+  names: Record<string, string[]>;
+  resolve(name: string): Promise<string[]>;
+  /** Every name `resolve` was asked for, in order. */
+  resolveCalls: string[];
+  /** TCP connections a server accepted (all ports, or one), after every earlier event arrived. */
+  connections(server: FakeServer, port?: number): Promise<number>;
+  events(): Promise<ServerEvent[]>;
+  stop(): Promise<void>;
+}
+
+const slotRoot = '/run/agent-sandbox-fake-internet';
+const serverScript = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fake-internet-server.js');
+
+/** Ports each server listens on: 443 TLS (HTTPS, websocket), 80 plain HTTP, 22 a TCP banner. */
+export const fakePorts = { https: 443, http: 80, ssh: 22 } as const;
+
+/** A run that died (SIGKILL, a timeout) left its namespace, veth and routes: remove them. */
+async function clearStale(dir: string, slot: number): Promise<void> {
+  const names = JSON.parse(await readFile(path.join(dir, 'names.json'), 'utf8').catch(() => '{}')) as { netns?: string; hv?: string };
+  if (names.netns?.startsWith('asfi-')) await execa('ip', ['netns', 'del', names.netns], { reject: false });
+  if (names.hv?.startsWith('asfi')) await execa('ip', ['link', 'del', names.hv], { reject: false });
+  await execa('ip', ['route', 'del', `203.0.113.${slot * 16}/28`], { reject: false });
+  await execa('ip', ['-6', 'route', 'del', `2001:db8:0:${slot.toString(16)}::/64`], { reject: false });
+}
+
+/** One of 16 slots, claimed by an atomic mkdir; its owner's pid and the names it makes are kept in it. */
+async function claimSlot(names: { netns: string; hv: string }): Promise<{ slot: number; release(): Promise<void> }> {
+  await mkdir(slotRoot, { recursive: true, mode: 0o700 });
+  const order = [...Array(16).keys()].sort(() => Math.random() - 0.5);
+  for (const slot of order) {
+    const dir = path.join(slotRoot, `slot-${slot}`);
+    try {
+      await mkdir(dir);
+    } catch {
+      // Taken: reclaim it only when its owner is gone.
+      const owner = Number(await readFile(path.join(dir, 'pid'), 'utf8').catch(() => '0'));
+      if (owner > 0 && (await execa('kill', ['-0', String(owner)], { reject: false })).exitCode === 0) continue;
+      if (owner === 0) continue; // being claimed right now
+      await clearStale(dir, slot);
+      await rm(dir, { recursive: true, force: true });
+      try {
+        await mkdir(dir);
+      } catch {
+        continue;
+      }
+    }
+    await writeFile(path.join(dir, 'names.json'), JSON.stringify(names));
+    await writeFile(path.join(dir, 'pid'), String(process.pid));
+    return { slot, release: () => rm(dir, { recursive: true, force: true }) };
+  }
+  throw new Error(`no free fake-internet slot under ${slotRoot} (16 in use)`);
+}
+
+const ip = (args: string[]) => execa('ip', args);
+const inNs = (netns: string, args: string[]) => execa('ip', ['netns', 'exec', netns, ...args]);
+
+async function makeNetwork(netns: string, slot: number, hv: string, nv: string, hosts: FakeHost[], hostSide: { v4: string; v6: string }) {
+  const base = slot * 16;
+  const v6net = `2001:db8:0:${slot.toString(16)}::`;
+  await ip(['netns', 'add', netns]);
+  await ip(['link', 'add', hv, 'type', 'veth', 'peer', 'name', nv, 'netns', netns]);
+  // No duplicate address detection: the addresses are usable at once, not after ~1 s.
+  await execa('sysctl', ['-qw', `net.ipv6.conf.${hv}.accept_dad=0`]);
+  await inNs(netns, ['sysctl', '-qw', `net.ipv6.conf.${nv}.accept_dad=0`]);
+  await ip(['addr', 'add', `${hostSide.v4}/32`, 'dev', hv]);
+  await ip(['-6', 'addr', 'add', `${hostSide.v6}/128`, 'dev', hv, 'nodad']);
+  await ip(['link', 'set', hv, 'up']);
+  await inNs(netns, ['ip', 'link', 'set', 'lo', 'up']);
+  for (const h of hosts) {
+    await inNs(netns, ['ip', 'addr', 'add', `${h.v4}/32`, 'dev', nv]);
+    await inNs(netns, ['ip', '-6', 'addr', 'add', `${h.v6}/128`, 'dev', nv, 'nodad']);
+  }
+  await inNs(netns, ['ip', 'link', 'set', nv, 'up']);
+  await ip(['route', 'add', `203.0.113.${base}/28`, 'dev', hv]);
+  await ip(['-6', 'route', 'add', `${v6net}/64`, 'dev', hv]);
+  await inNs(netns, ['ip', 'route', 'add', 'default', 'dev', nv]);
+  await inNs(netns, ['ip', '-6', 'route', 'add', 'default', 'dev', nv]);
+}
+
+function listenersFor(hosts: { key: FakeServer; host: FakeHost }[], ca: TestCa): ListenerConfig[] {
+  return hosts.flatMap(({ key, host }) =>
+    [host.v4, host.v6].flatMap((address): ListenerConfig[] => [
+      { server: key, address, port: fakePorts.https, kind: 'https', key: ca.servers[host.name]!.key, cert: ca.servers[host.name]!.cert },
+      { server: key, address, port: fakePorts.http, kind: 'http' },
+      { server: key, address, port: fakePorts.ssh, kind: 'tcp' },
+    ]),
+  );
+}
+
+/** Starts the servers in the namespace; resolves once all listen (wrapped: the child is a thenable). */
+async function startServers(netns: string, configFile: string, events: ServerEvent[]): Promise<{ child: ResultPromise }> {
+  const child = execa('ip', ['netns', 'exec', netns, process.execPath, serverScript, configFile], { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', buffer: false, reject: false });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`fake internet servers did not start within 10 s: ${stderr}`)), 10_000);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const event = JSON.parse(line) as ServerEvent;
+      events.push(event);
+      if (event.event === 'listening') {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void child.then(() => reject(new Error(`fake internet servers exited: ${stderr}`)));
+  });
+  return { child };
+}
+
+export async function startFakeInternet(t: Teardown, options: { dir: string }): Promise<FakeInternet> {
+  const tag = randomBytes(3).toString('hex');
+  const netns = `asfi-${tag}`;
+  const [hv, nv] = [`asfi${tag}h`, `asfi${tag}n`];
+  const { slot, release } = await claimSlot({ netns, hv });
+  let child: ResultPromise | undefined;
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      child?.kill('SIGTERM');
+      await child;
+      await execa('ip', ['netns', 'del', netns], { reject: false });
+      await execa('ip', ['link', 'del', hv], { reject: false }); // gone with the namespace; in case it was not moved
+      await release();
+    })());
+  t.teardown(stop);
+  try {
+    const base = slot * 16;
+    const v6net = `2001:db8:0:${slot.toString(16)}::`;
+    const api = { name: 'api.openai.com', v4: `203.0.113.${base + 10}`, v6: `${v6net}10` };
+    const blocked = { name: 'blocked.example', v4: `203.0.113.${base + 11}`, v6: `${v6net}11` };
+    const hostSide = { v4: `203.0.113.${base + 1}`, v6: `${v6net}1` };
+    const ca = await makeTestCa(options.dir, [api.name, blocked.name]);
+    await makeNetwork(netns, slot, hv, nv, [api, blocked], hostSide);
+    const configFile = path.join(options.dir, 'fake-internet-listeners.json');
+    await writeFile(configFile, JSON.stringify(listenersFor([{ key: 'api', host: api }, { key: 'blocked', host: blocked }], ca)), { mode: 0o600 });
+    const events: ServerEvent[] = [];
+    ({ child } = await startServers(netns, configFile, events));
+    return assemble({ netns, api, blocked, hostSide, ca, events, child, stop });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+function assemble(parts: { netns: string; api: FakeHost; blocked: FakeHost; hostSide: { v4: string; v6: string }; ca: TestCa; events: ServerEvent[]; child: ResultPromise; stop(): Promise<void> }): FakeInternet {
+  const { api, blocked, hostSide, events, child } = parts;
+  const names: Record<string, string[]> = {
+    [api.name]: [api.v4, api.v6],
+    [blocked.name]: [blocked.v4, blocked.v6],
+    'loopback.test': ['127.0.0.1'],
+    'metadata.test': ['169.254.169.254'],
+    'hostside.test': [hostSide.v4],
+    // one public address and one private: refused as a whole (no dial at the public one)
+    'mixed.test': [api.v4, '10.0.0.1'],
+  };
+  const resolveCalls: string[] = [];
+  let syncs = 0;
+  const sync = async () => {
+    const n = (syncs += 1);
+    child.stdin!.write(`sync ${n}\n`);
+    for (let waited = 0; !events.some((e) => e.event === 'synced' && e.n === n); waited += 10) {
+      if (waited > 5000) throw new Error('the fake internet servers did not answer sync within 5 s');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+  return {
+    netns: parts.netns,
+    api,
+    blocked,
+    hostSide,
+    ca: parts.ca,
+    names,
+    resolveCalls,
+    resolve: async (name) => {
+      resolveCalls.push(name);
+      const found = names[name];
+      if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${name}`), { code: 'ENOTFOUND' });
+      return [...found];
+    },
+    connections: async (server, port) => {
+      await sync();
+      return events.filter((e) => e.event === 'connection' && e.server === server && (port === undefined || e.port === port)).length;
+    },
+    events: async () => {
+      await sync();
+      return events.filter((e) => e.event !== 'synced').map((e) => ({ ...e }));
+    },
+    stop: parts.stop,
+  };
+}

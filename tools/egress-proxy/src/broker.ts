@@ -1,0 +1,147 @@
+/**
+ * The broker for one session: a unix socket (never TCP) in a private directory, each
+ * connection one attempt (see attempt.ts), a summary kept as attempts end. stop() closes the
+ * listener, ends every open attempt (each still gets its line), and removes the socket file.
+ */
+import { chmod, chown, lstat, stat, unlink } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { ToolError } from '@agent-sandbox/shared/tool-error';
+import { validateDocument } from '@agent-sandbox/shared/json-input';
+import { EgressProxyConfig, type EgressAttempt, type EgressSummary } from '@agent-sandbox/shared/validators/egress-proxy';
+import { parsePolicy } from './allowlist.js';
+import type { HostInterfaceAddress } from './address-policy.js';
+import { handleAttempt, refuse } from './attempt.js';
+import { SummaryCounter, type AttemptWriter } from './attempt-log.js';
+import type { Resolver } from './decide.js';
+
+export interface BrokerDeps {
+  /** Names -> addresses on the host. The tests pass a map; startSessionBroker the system's. */
+  resolve: Resolver;
+  /** Where each attempt's line goes. */
+  write: AttemptWriter;
+  /** The host's addresses (default os.networkInterfaces()), read at each attempt. */
+  hostInterfaces?: () => HostInterfaceAddress[];
+  timeouts?: Partial<{ headMs: number; dialMs: number; resolveMs: number }>;
+}
+
+export interface Broker {
+  socketPath: string;
+  /** The summary so far (attempts that have ended). */
+  summary(): EgressSummary;
+  /** Resolves when no attempt is open. */
+  idle(): Promise<void>;
+  /** Stops: no new attempts, open ones ended and logged, socket removed. Same promise when called again. */
+  stop(): Promise<EgressSummary>;
+}
+
+export const defaultMaxConnections = 512;
+
+let interfaces: { at: number; list: HostInterfaceAddress[] } | undefined;
+
+/**
+ * The host's addresses, read again when the last read is over a second old: getifaddrs costs
+ * ~0.3 ms here, more than the rest of an attempt's checks, and an address that appears on the
+ * host is refused within a second.
+ */
+export function systemInterfaces(): HostInterfaceAddress[] {
+  const now = Date.now();
+  if (!interfaces || now - interfaces.at > 1000) {
+    interfaces = { at: now, list: Object.values(os.networkInterfaces()).flatMap((list) => list ?? []) };
+  }
+  return interfaces.list;
+}
+
+/** The socket's directory must be private: nobody else may swap the socket for their own. */
+async function prepareSocketPath(socketPath: string): Promise<void> {
+  const dir = path.dirname(socketPath);
+  const info = await lstat(dir).catch(() => undefined);
+  if (!info?.isDirectory() || (info.mode & 0o022) !== 0) {
+    throw new ToolError('unsafePath', 'socket-dir-unsafe', `socketPath: ${dir} must be an existing directory (not a symlink) that is not group- or world-writable`, {
+      field: 'socketPath',
+    });
+  }
+  const existing = await lstat(socketPath).catch(() => undefined);
+  if (!existing) return;
+  if (!existing.isSocket()) {
+    throw new ToolError('unsafePath', 'socket-path-taken', `socketPath: ${socketPath} exists and is not a socket`, { field: 'socketPath' });
+  }
+  const live = await new Promise<boolean>((resolve) => {
+    const probe = net.connect(socketPath, () => resolve(true)).once('error', () => resolve(false));
+    probe.once('connect', () => probe.destroy());
+  });
+  if (live) throw new ToolError('usage', 'socket-in-use', `socketPath: a process is listening on ${socketPath} already`, { field: 'socketPath' });
+  await unlink(socketPath); // a stale socket left by a broker that was killed
+}
+
+async function listen(server: net.Server, socketPath: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): Promise<Broker> {
+  const config = validateDocument(EgressProxyConfig, input);
+  const policy = parsePolicy(config.allow, config.deny);
+  await prepareSocketPath(config.socketPath);
+  const counter = new SummaryCounter(config.sessionId);
+  const stopping = new AbortController();
+  const sockets = new Set<net.Socket>();
+  const inFlight = new Set<Promise<void>>();
+  const record = (line: EgressAttempt) => {
+    counter.add(line);
+    deps.write(line);
+  };
+  const ctx = {
+    session: config.sessionId,
+    policy,
+    decideDeps: { resolve: deps.resolve, hostInterfaces: deps.hostInterfaces ?? systemInterfaces, resolveTimeoutMs: deps.timeouts?.resolveMs ?? 10_000, signal: stopping.signal },
+    headTimeoutMs: deps.timeouts?.headMs ?? 30_000,
+    dialTimeoutMs: deps.timeouts?.dialMs ?? 10_000,
+    record,
+    track: (socket: net.Socket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+      if (stopping.signal.aborted) socket.destroy();
+    },
+  };
+  const max = config.maxConnections ?? defaultMaxConnections;
+  const server = net.createServer({ allowHalfOpen: true }, (client) => {
+    if (inFlight.size >= max) {
+      const none = { method: null, host: null, port: null, address: null, entry: null };
+      record({ time: new Date().toISOString(), session: config.sessionId, ...none, decision: 'denied', rule: 'too-many-connections', status: 503, bytesUp: 0, bytesDown: 0, durationMs: 0 });
+      refuse(client, 503, 'too-many-connections', `${max} attempts are open already`);
+      return;
+    }
+    const attempt = handleAttempt(client, ctx).finally(() => inFlight.delete(attempt));
+    inFlight.add(attempt);
+  });
+  await listen(server, config.socketPath);
+  // accept(2) failures (EMFILE under a flood) must not end the broker: the listener stays.
+  server.on('error', () => undefined);
+  await chmod(config.socketPath, parseInt(config.socketMode ?? '0600', 8));
+  if (config.socketOwner) await chown(config.socketPath, config.socketOwner.uid, config.socketOwner.gid);
+  const { ino } = await stat(config.socketPath);
+
+  const idle = async () => {
+    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+  };
+  let stopped: Promise<EgressSummary> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      stopping.abort();
+      server.close();
+      for (const socket of sockets) socket.destroy();
+      await idle();
+      // Remove the socket only if it is still ours (a new broker may have taken the path).
+      const now = await stat(config.socketPath).catch(() => undefined);
+      if (now?.ino === ino) await unlink(config.socketPath).catch(() => undefined);
+      return counter.summary();
+    })());
+  return { socketPath: config.socketPath, summary: () => counter.summary(), idle, stop };
+}

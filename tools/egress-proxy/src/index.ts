@@ -1,0 +1,12 @@
+export { startSessionBroker, systemResolver, resolverEnvironment, type SessionBroker } from './session-broker.js';
+export { startBroker, systemInterfaces, defaultMaxConnections, type Broker, type BrokerDeps } from './broker.js';
+export { openAttemptLog, SummaryCounter, type AttemptWriter } from './attempt-log.js';
+export { parsePolicy, parseEntry, parseTarget, parseHost, decideTarget, hostText, defaultPort, type Policy, type Target, type Host, type NameDecision } from './allowlist.js';
+export { refuseAddress, type AddressRule, type HostInterfaceAddress } from './address-policy.js';
+export { decide, type Resolver, type Decision } from './decide.js';
+export { parseHead, maxHeadBytes, type ParsedHead } from './request-head.js';
+export { parseIp, parseIPv4, parseIPv6, formatIPv6, embeddedIPv4 } from './ip.js';
+export { runtimeEgressTable, egressAllowlist, type RuntimeEgress } from './runtime-allowlists.js';
+export { startRelay, type Relay, type RelayOptions } from './relay.js';
+export { parseRelayArgs, proxyEnvironment, defaultRelayPort, relayUsage } from './relay-cli.js';
+export { tool } from './cli.js';

@@ -1,0 +1,107 @@
+// The address rules as a table: loopback, link-local, private (RFC 1918, CGNAT), ULA,
+// unspecified, multicast, cloud metadata, IPv4 hidden in IPv6 (mapped, NAT64), and the
+// host's own addresses and networks are refused; public addresses are dialed.
+import t from 'tap';
+import { embeddedIPv4, formatIPv6, parseIPv6, refuseAddress, type HostInterfaceAddress } from '../dist/index.js';
+
+const host: HostInterfaceAddress[] = [
+  { address: '127.0.0.1', family: 'IPv4', cidr: '127.0.0.1/8' },
+  { address: '192.0.2.2', family: 'IPv4', cidr: '192.0.2.2/24' },
+  { address: '203.0.113.1', family: 'IPv4', cidr: '203.0.113.1/32' },
+  { address: '2001:db8:ffff::2', family: 'IPv6', cidr: '2001:db8:ffff::2/64' },
+  { address: 'fe80::1%eth0', family: 'IPv6', cidr: 'fe80::1/64' },
+];
+
+const rows: [address: string, rule: string | undefined][] = [
+  ['203.0.113.10', undefined],
+  ['8.8.8.8', undefined],
+  ['2001:db8::10', undefined],
+  ['2606:4700::1111', undefined],
+  ['127.0.0.1', 'loopback'],
+  ['127.255.255.254', 'loopback'],
+  ['::1', 'loopback'],
+  ['0.0.0.0', 'unspecified'],
+  ['0.1.2.3', 'unspecified'],
+  ['::', 'unspecified'],
+  ['169.254.1.1', 'link-local'],
+  ['fe80::1234', 'link-local'],
+  ['febf::1', 'link-local'],
+  ['10.0.0.1', 'private-address'],
+  ['172.16.0.1', 'private-address'],
+  ['172.31.255.255', 'private-address'],
+  ['172.32.0.1', undefined],
+  ['192.168.1.1', 'private-address'],
+  ['100.64.0.1', 'private-address'],
+  ['100.127.255.255', 'private-address'],
+  ['100.128.0.1', undefined],
+  ['fc00::1', 'private-address'],
+  ['fd12:3456::1', 'private-address'],
+  ['fec0::1', 'private-address'],
+  ['224.0.0.1', 'multicast'],
+  ['239.255.255.250', 'multicast'],
+  ['ff02::1', 'multicast'],
+  ['240.0.0.1', 'reserved-address'],
+  ['255.255.255.255', 'reserved-address'],
+  ['::203.0.113.10', 'reserved-address'],
+  // cloud metadata before link-local / ULA / CGNAT
+  ['169.254.169.254', 'metadata-address'],
+  ['fd00:ec2::254', 'metadata-address'],
+  ['100.100.100.200', 'metadata-address'],
+  // IPv4 inside IPv6 is judged as the IPv4 address it reaches
+  ['::ffff:127.0.0.1', 'loopback'],
+  ['::ffff:7f00:1', 'loopback'],
+  ['::ffff:169.254.169.254', 'metadata-address'],
+  ['::ffff:10.1.2.3', 'private-address'],
+  ['::ffff:203.0.113.1', 'host-address'],
+  ['::ffff:203.0.113.10', undefined],
+  ['64:ff9b::7f00:1', 'loopback'],
+  ['64:ff9b::a9fe:a9fe', 'metadata-address'],
+  ['64:ff9b::cb00:710a', undefined],
+  ['64:ff9b:1::1', 'private-address'],
+  // the host itself and the networks it is on (its LAN's router, its neighbours)
+  ['203.0.113.1', 'host-address'],
+  ['192.0.2.2', 'host-address'],
+  ['192.0.2.1', 'host-network'],
+  ['192.0.2.254', 'host-network'],
+  ['192.0.3.1', undefined],
+  ['2001:db8:ffff::2', 'host-address'],
+  ['2001:db8:ffff::1', 'host-network'],
+  ['2001:db8:fffe::1', undefined],
+  // not an address at all
+  ['example.com', 'bad-address'],
+  ['', 'bad-address'],
+  ['01.2.3.4', 'bad-address'],
+];
+
+let ran = 0;
+for (const [address, rule] of rows) {
+  t.test(`${address || '(empty)'} is ${rule ? `refused as ${rule}` : 'dialed'}`, async (t) => {
+    t.equal(refuseAddress(address, host), rule);
+    ran += 1;
+  });
+}
+t.test('every address row ran', async (t) => t.equal(ran, rows.length));
+
+t.test("the host's interface list is the caller's at each call: an address becomes refused when an interface gains it", async (t) => {
+  const before: HostInterfaceAddress[] = [];
+  t.equal(refuseAddress('198.51.100.7', before), undefined);
+  t.equal(refuseAddress('198.51.100.7', [...before, { address: '198.51.100.7', family: 'IPv4', cidr: '198.51.100.7/32' }]), 'host-address');
+});
+
+t.test('IPv6 text round-trips to its RFC 5952 form', async (t) => {
+  const cases: [string, string][] = [
+    ['2001:0DB8:0000:0000:0000:0000:0000:0001', '2001:db8::1'],
+    ['2001:db8:0:0:1:0:0:1', '2001:db8::1:0:0:1'],
+    ['::', '::'],
+    ['::1', '::1'],
+    ['1::', '1::'],
+    ['2001:db8:0:1:1:1:1:1', '2001:db8:0:1:1:1:1:1'],
+    ['::ffff:1.2.3.4', '::ffff:102:304'],
+    ['1:2:3:4:5:6:1.2.3.4', '1:2:3:4:5:6:102:304'],
+  ];
+  for (const [input, canonical] of cases) t.equal(formatIPv6(parseIPv6(input)!), canonical, input);
+  t.equal(parseIPv6('1:2:3:4:5:6:7:8:9'), undefined);
+  t.equal(parseIPv6('::ffff:1.2.3.04'), undefined);
+  t.equal(embeddedIPv4(parseIPv6('::ffff:1.2.3.4')!), '1.2.3.4');
+  t.equal(embeddedIPv4(parseIPv6('2001:db8::1.2.3.4')!), undefined);
+});
