@@ -2,6 +2,8 @@
 // pnpm bench: what a session and each executable cost, side by side with baselines measured in
 // the same run (medians of interleaved runs, ratios printed, never pass/fail). Needs root (rootful
 // podman, as the launcher tests), the built tools and the agent image. Not part of `pnpm test`.
+// Long because it is one script of five measured sections that share one fixture; scripts/bench/
+// splits it as sections are added.
 //
 //   pnpm bench [--runs N] [--only 1,2,3,4,5] [--json FILE] [--caller-env]
 //

@@ -52,6 +52,8 @@ for (const name of tools) {
     metafile: true,
     legalComments: 'none',
     logLevel: 'warning',
+    // import.meta is empty in a CommonJS bundle; lib/shared/src/code-dir.ts falls back to __dirname.
+    logOverride: { 'empty-import-meta': 'silent' },
     plugins: [lazyPackagesExternal],
   });
   const bundled = Object.keys(result.metafile.inputs);

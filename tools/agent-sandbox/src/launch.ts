@@ -15,6 +15,7 @@ import type { RunHooks } from '@agent-sandbox/sandbox-run';
 import { execWithHandoff, realDeps } from '@agent-sandbox/nnp-probe';
 import { acquire } from './acquire.js';
 import { describeGitAudit, type GitAudit } from './git-audit.js';
+import { sessionEnd } from './session-end.js';
 import { openExecLog } from './exec-log.js';
 import type { SessionIdentity } from './compose.js';
 import { reach } from './faults.js';
@@ -194,30 +195,7 @@ async function runPrepared(
   }
   for (const line of describeGitAudit(audit)) io.log(line);
   if (run.stopped) io.log(`agent-sandbox: session ${plan.layout.sessionId} was stopped: ${run.stopped}`);
-  return {
-    exitCode: run.exitCode,
-    end: {
-      exitCode: run.exitCode,
-      endedAt: run.endedAt,
-      reason: run.reason,
-      evidence: {
-        basis: run.attribution.evidence.basis,
-        noNewPrivs,
-        reexec: false,
-        network: plan.runPlan.network,
-        disk: run.disk,
-        ...(run.attribution.containerId ? { containerId: run.attribution.containerId } : {}),
-        ...(plan.credentials.expiryOverride ? { expiryOverride: true } : {}),
-        ...(run.stopped ? { stopped: run.stopped } : {}),
-      },
-      peak: run.attribution.peak,
-      ...(logPath ? { logPath } : {}),
-      ...(audit.refs.length > 0 ? { refs: audit.refs } : {}),
-      ...(audit.nestedGit.length > 0 ? { nestedGit: audit.nestedGit } : {}),
-      ...(audit.gitView ? { gitView: audit.gitView } : {}),
-      ...(io.remote ? { remote: io.remote } : {}),
-    },
-  };
+  return { exitCode: run.exitCode, end: sessionEnd(run, audit, plan, { noNewPrivs, ...(logPath ? { logPath } : {}), ...(io.remote ? { remote: io.remote } : {}) }) };
 }
 
 export type { LaunchIo };

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { cgroupMode } from '@agent-sandbox/shared';
 import { cgroupLayout, cgroupRoot, createParent, parentPath, removeParent, type CgroupLayout } from './cgroup-tree.js';
 import { eventLogMark, eventLogPath } from './event-log.js';
-import { openKmsgCursor, type KmsgCursor } from './kernel-log.js';
+import { openKmsgCursor, type KmsgCursor } from './kmsg-cursor.js';
 import { recordOwner, sweepStaleParents } from './stale-parents.js';
 
 export interface Attribution {

@@ -6,7 +6,7 @@
  * under podman's default, which allows unshare, setns and clone with CLONE_NEW* flags.
  */
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { codeDir } from '@agent-sandbox/shared/code-dir';
 import { ToolError } from '@agent-sandbox/shared';
 import type { HostProbe } from './host-probe.js';
 import { namespaceGaps } from './seccomp-profile.js';
@@ -15,13 +15,12 @@ import { namespaceGaps } from './seccomp-profile.js';
 export const seccompProfileName = 'agent-sandbox.json';
 
 /**
- * The profile for code running from `moduleUrl`. The code is always in some tools/<tool>/dist
+ * The profile for code running from `dist`. The code is always in some tools/<tool>/dist
  * (sandbox-run's own dist/*.js, its bundle, or a bundle it is part of, e.g. the launcher's
  * tools/agent-sandbox/dist/agent-sandbox.bundle.cjs), so one rule covers all of them:
  * <dist>/../../sandbox-run/seccomp/agent-sandbox.json.
  */
-export function seccompProfilePath(moduleUrl: string = import.meta.url): string {
-  const dist = path.dirname(fileURLToPath(moduleUrl));
+export function seccompProfilePath(dist: string = codeDir(import.meta.url)): string {
   return path.resolve(dist, '..', '..', 'sandbox-run', 'seccomp', seccompProfileName);
 }
 

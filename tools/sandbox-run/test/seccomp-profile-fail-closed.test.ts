@@ -24,8 +24,8 @@ async function runWith(setup: string, name: string) {
 
 t.test('the profile is found from the tool\'s own location, as one absolute path', async (t) => {
   t.equal(seccompProfilePath(), profile, 'from tools/sandbox-run/dist');
-  t.equal(seccompProfilePath(`file://${repoRoot}/tools/agent-sandbox/dist/agent-sandbox.bundle.cjs`), profile, 'from a bundle that includes sandbox-run (the launcher)');
-  t.equal(seccompProfilePath(`file://${repoRoot}/tools/sandbox-run/dist/sandbox-run.bundle.cjs`), profile, 'from sandbox-run\'s own bundle');
+  t.equal(seccompProfilePath(`${repoRoot}/tools/agent-sandbox/dist`), profile, 'from a bundle that includes sandbox-run (the launcher)');
+  t.equal(seccompProfilePath(`${repoRoot}/tools/sandbox-run/dist`), profile, 'from sandbox-run\'s own bundle');
 });
 
 const cases = [

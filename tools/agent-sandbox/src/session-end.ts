@@ -1,0 +1,39 @@
+/**
+ * How a session that ran ended, in the ledger's terms: the reason (podman-attrib's, or the
+ * launcher's own stop), the evidence, the peaks, and what the session changed that a mount
+ * cannot prevent (refs, nested repositories).
+ */
+import type { SessionPlan } from './compose.js';
+import type { GitAudit } from './git-audit.js';
+import type { SessionRun } from './run-session.js';
+import type { SessionEnd } from './verdict.js';
+
+export interface EndContext {
+  noNewPrivs: boolean;
+  logPath?: string;
+  remote?: Record<string, unknown>;
+}
+
+export function sessionEnd(run: SessionRun, audit: GitAudit, plan: SessionPlan, context: EndContext): SessionEnd {
+  return {
+    exitCode: run.exitCode,
+    endedAt: run.endedAt,
+    reason: run.reason,
+    evidence: {
+      basis: run.attribution.evidence.basis,
+      noNewPrivs: context.noNewPrivs,
+      reexec: false,
+      network: plan.runPlan.network,
+      disk: run.disk,
+      ...(run.attribution.containerId ? { containerId: run.attribution.containerId } : {}),
+      ...(plan.credentials.expiryOverride ? { expiryOverride: true } : {}),
+      ...(run.stopped ? { stopped: run.stopped } : {}),
+    },
+    peak: run.attribution.peak,
+    ...(context.logPath ? { logPath: context.logPath } : {}),
+    ...(audit.refs.length > 0 ? { refs: audit.refs } : {}),
+    ...(audit.nestedGit.length > 0 ? { nestedGit: audit.nestedGit } : {}),
+    ...(audit.gitView ? { gitView: audit.gitView } : {}),
+    ...(context.remote ? { remote: context.remote } : {}),
+  };
+}
