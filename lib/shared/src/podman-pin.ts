@@ -27,3 +27,9 @@ export const podmanConfigVariables = [
   'CONTAINER_PASSPHRASE',
   'AGENT_SANDBOX_PODMAN',
 ];
+
+/**
+ * Variables glibc's resolver reads that could point a name somewhere else: the egress broker
+ * resolves names in the launcher's process (and in its own CLI), so both drop them first.
+ */
+export const resolverEnvironment = ['HOSTALIASES', 'RES_OPTIONS', 'LOCALDOMAIN', 'LOCALRES'] as const;

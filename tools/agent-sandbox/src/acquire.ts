@@ -1,8 +1,8 @@
 /**
  * What a session holds on the host while it runs, taken in order and given back in reverse on
  * every path: the staged credential copy, the session home's installed copies, the git-dir
- * view (mount-plan: nothing the session writes changes what the host's git runs), the parent
- * cgroup. A refusal at any step after staging leaves nothing. (The lock, the record and the
+ * view (mount-plan: nothing the session writes changes what the host's git runs), the
+ * egress broker (the session's only way out), the parent cgroup. A refusal at any step after staging leaves nothing. (The lock, the record and the
  * sentinel are the launcher's: they outlive these, until the ledger line is written.)
  */
 import { rmSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { stageCredentials } from '@agent-sandbox/cred-stage';
 import type { CredStageStageInput } from '@agent-sandbox/shared/schemas/cred-stage';
 import type { MountPlanOutput } from '@agent-sandbox/shared/schemas/mount-plan';
 import { startGitSession, type GitSession } from './git-audit.js';
+import { startEgress, type EgressPlan, type RunningEgress } from './egress.js';
 import type { SessionLayout } from './layout.js';
 import { reach, type FaultHooks } from './faults.js';
 import { prepareHome, scrubInstalled } from './session-home.js';
@@ -18,6 +19,7 @@ import { prepareHome, scrubInstalled } from './session-home.js';
 export interface Acquired {
   prepared: Attribution;
   git: GitSession;
+  egress: RunningEgress;
   /** Gives back what was taken, in reverse order; idempotent, never throws. */
   release(): Promise<void>;
 }
@@ -30,6 +32,8 @@ export interface AcquireInput {
   installed: string[];
   /** mount-plan's plan: its git-dir view is made here and finished on release. */
   mounts: MountPlanOutput;
+  /** The session's network: its broker is started here and stopped on release. */
+  egress: EgressPlan;
   env: NodeJS.ProcessEnv;
   log: (line: string) => void;
   faults?: FaultHooks;
@@ -58,10 +62,12 @@ export async function acquire(input: AcquireInput): Promise<Acquired> {
     undo.push(() => scrubInstalled(input.installed));
     const git = await startGitSession(input.mounts, layout.workspace);
     undo.push(() => git.finish());
+    const egress = await startEgress(input.egress, layout.sessionId);
+    undo.push(() => egress.stop());
     const prepared = prepareAttribution({ sessionId: layout.sessionId });
     undo.push(() => prepared.cleanup());
     input.onParent?.(prepared.cgroupParent);
-    return { prepared, git, release };
+    return { prepared, git, egress, release };
   } catch (err) {
     await release();
     throw err;

@@ -81,6 +81,7 @@ export async function planCommand(request: LaunchRequest, io: CommandIo) {
     mounts: plan.allMounts,
     workdir: plan.mounts.workdir,
     git: plan.mounts.git,
+    egress: { mode: plan.egress.mode, allow: plan.egress.allow },
     command: plan.runPlan.command,
     runPlan: plan.runPlan,
     argv: plan.argv,

@@ -16,6 +16,7 @@ import { orderMounts } from '@agent-sandbox/mount-plan';
 import { buildRunArgv, type RunFacts } from '@agent-sandbox/sandbox-run';
 import type { SessionLayout } from './layout.js';
 import type { LaunchRequest } from './request.js';
+import { egressMount, proxyEnv, relayPrefix, type EgressPlan } from './egress.js';
 
 /** Who and what a session is: the fields its plan output and its ledger line both state. */
 export interface SessionIdentity {
@@ -32,6 +33,7 @@ export interface SessionIdentity {
 
 export interface SessionPlan {
   identity: SessionIdentity;
+  egress: EgressPlan;
   layout: SessionLayout;
   credentials: CredStagePlanOutput;
   mounts: MountPlanOutput;
@@ -39,12 +41,13 @@ export interface SessionPlan {
   allMounts: MountEntry[];
   runPlan: RunPlan;
   argv: string[];
-  /** Values behind the launcher's own names in runPlan.env (git's command-scope config): not secrets. */
+  /** Values behind the launcher's own names in runPlan.env (git's command-scope config, the proxy URLs): not secrets. */
   containerEnv: Record<string, string>;
 }
 
 export interface ComposeInput {
   request: Pick<LaunchRequest, 'runtime' | 'image' | 'agentBin' | 'agentArgs' | 'network' | 'mode'>;
+  egress: EgressPlan;
   identity: SessionIdentity;
   layout: SessionLayout;
   credentials: CredStagePlanOutput;
@@ -66,9 +69,11 @@ export function containerEnvOf(plan: Pick<SessionPlan, 'containerEnv' | 'identit
 }
 
 export function composePlan(input: ComposeInput): SessionPlan {
-  const { request, identity, layout, credentials, mounts } = input;
-  const allMounts = orderMounts([...mounts.mounts, ...credentials.mounts]);
+  const { request, identity, layout, credentials, mounts, egress } = input;
+  const socketMount = egress.socketDir ? [{ source: egress.socketDir, destination: egressMount, readOnly: true }] : [];
+  const allMounts = orderMounts([...mounts.mounts, ...credentials.mounts, ...socketMount]);
   const passed = runtimes[request.runtime].env.filter((name) => input.env[name] !== undefined);
+  const containerEnv = { ...mounts.env, ...proxyEnv(egress) };
   const runPlan: RunPlan = {
     image: identity.image,
     sessionId: layout.sessionId,
@@ -82,8 +87,8 @@ export function composePlan(input: ComposeInput): SessionPlan {
       cpus: identity.limits.cpus,
       cpuShares: identity.limits.cpuShares,
     },
-    env: [...new Set([...passed, ...Object.keys(mounts.env), sessionEnvName])],
-    command: containerCommand(request),
+    env: [...new Set([...passed, ...Object.keys(containerEnv), sessionEnvName])],
+    command: [...relayPrefix(egress), ...containerCommand(request)],
     tty: input.tty,
     interactive: request.mode === 'run',
     workdir: mounts.workdir,
@@ -94,13 +99,14 @@ export function composePlan(input: ComposeInput): SessionPlan {
   };
   return {
     identity,
+    egress,
     layout,
     credentials,
     mounts,
     allMounts,
     runPlan,
     argv: buildRunArgv(runPlan, input.facts),
-    containerEnv: mounts.env,
+    containerEnv,
   };
 }
 

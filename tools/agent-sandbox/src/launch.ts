@@ -15,7 +15,9 @@ import type { RunHooks } from '@agent-sandbox/sandbox-run';
 import { execWithHandoff, realDeps } from '@agent-sandbox/nnp-probe';
 import { acquire } from './acquire.js';
 import { describeGitAudit, type GitAudit } from './git-audit.js';
+import { egressSocketDir } from './egress.js';
 import { sessionEnd } from './session-end.js';
+import type { EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
 import { openExecLog } from './exec-log.js';
 import type { SessionIdentity } from './compose.js';
 import { reach } from './faults.js';
@@ -149,6 +151,7 @@ function recordOf(request: LaunchRequest, layout: SessionLayout, identity: Sessi
     stageDir: layout.stageDir,
     home: layout.home,
     installed: [],
+    egressDir: egressSocketDir(layout.sessionId),
   };
 }
 
@@ -167,6 +170,7 @@ async function runPrepared(
     stageInput: prepared.stageInput,
     installed: prepared.installed,
     mounts: plan.mounts,
+    egress: plan.egress,
     env: io.env,
     log: io.log,
     ...(io.faults ? { faults: io.faults } : {}),
@@ -174,6 +178,7 @@ async function runPrepared(
   });
   let run: SessionRun;
   let audit: GitAudit;
+  let egress: EgressSummary | undefined;
   let logPath: string | undefined;
   try {
     if (request.mode === 'exec') {
@@ -190,12 +195,13 @@ async function runPrepared(
       ...(io.faults ? { faults: io.faults } : {}),
     });
     audit = await acquired.git.finish();
+    egress = await acquired.egress.stop();
   } finally {
     await acquired.release();
   }
   for (const line of describeGitAudit(audit)) io.log(line);
   if (run.stopped) io.log(`agent-sandbox: session ${plan.layout.sessionId} was stopped: ${run.stopped}`);
-  return { exitCode: run.exitCode, end: sessionEnd(run, audit, plan, { noNewPrivs, ...(logPath ? { logPath } : {}), ...(io.remote ? { remote: io.remote } : {}) }) };
+  return { exitCode: run.exitCode, end: sessionEnd(run, audit, plan, { noNewPrivs, ...(egress ? { egress } : {}), ...(logPath ? { logPath } : {}), ...(io.remote ? { remote: io.remote } : {}) }) };
 }
 
 export type { LaunchIo };

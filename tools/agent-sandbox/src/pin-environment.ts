@@ -8,7 +8,9 @@
  * engine are dropped (the list and the why: lib/shared/src/podman-pin.ts). No variable can
  * route the agent's command anywhere but into a real podman container.
  */
-import { podmanConfigVariables, systemPath } from '@agent-sandbox/shared/podman-pin';
+import { podmanConfigVariables, resolverEnvironment, systemPath } from '@agent-sandbox/shared/podman-pin';
 
 process.env.PATH = systemPath;
 for (const name of podmanConfigVariables) delete process.env[name];
+// The egress broker resolves names in this process: nothing may point a name elsewhere.
+for (const name of resolverEnvironment) delete process.env[name];

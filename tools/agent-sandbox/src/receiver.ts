@@ -54,6 +54,9 @@ function launchRequestOf(request: SessionRequest, config: ReceiverConfig): Launc
     ...(request.agentBin ? { agentBin: request.agentBin } : {}),
     agentArgs: request.agentArgs,
     network: 'none',
+    // The node decides what its sessions reach: the runtime's own list, through its own broker.
+    egress: 'runtime',
+    allowHosts: [],
     allowExpiring: false,
     gitRoots: [],
     registryFile: '/dev/null',

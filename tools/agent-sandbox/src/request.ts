@@ -9,6 +9,7 @@ import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
 import { defaultLimits, limitsFrom, type Limits } from '@agent-sandbox/shared/limits';
 import { runtimeNames, isRuntimeName, type RuntimeName } from '@agent-sandbox/shared/runtimes';
+import { parseEntry } from '@agent-sandbox/egress-proxy';
 import { defaultRegistryPath } from './hosts.js';
 import { defaultLedgerPath } from './ledger.js';
 
@@ -37,6 +38,10 @@ export interface LaunchRequest {
   allowExpiring: boolean;
   /** More roots permitted for git metadata besides the root (--git-root; local sessions only). */
   gitRoots: string[];
+  /** runtime: the runtime's allowlist through the broker (default); none: offline. */
+  egress: 'runtime' | 'none';
+  /** Hosts added to the session's allowlist (--allow-host; local sessions only). */
+  allowHosts: string[];
   host?: string;
   registryFile: string;
   registryExplicit: boolean;
@@ -74,6 +79,8 @@ export const sessionFlags = [
   { flag: 'image', type: 'string', describe: `image (default ${defaultImage})` },
   { flag: 'agent-bin', type: 'string', describe: 'binary run INSIDE the container instead of the runtime CLI' },
   { flag: 'network', type: 'string', describe: "the container's network: none (default) or ns:/run/netns/<name> (a namespace you made, e.g. a loopback-only model server)" },
+  { flag: 'egress', type: 'string', describe: "runtime (default): the session reaches its runtime's API hosts through the broker, nothing else; none: no network at all" },
+  { flag: 'allow-host', type: 'string', describe: 'also allow this host[:port] (or *.domain) through the broker; repeatable; local sessions only' },
   { flag: 'allow-expiring', type: 'boolean', describe: 'stage a credential that expires within the session anyway (recorded in the ledger)' },
   { flag: 'root', type: 'string', describe: 'permitted root (default $HOME/sandbox)' },
   { flag: 'git-root', type: 'string', describe: 'also permit git metadata under this directory, mounted at the same path; repeatable; local sessions only' },
@@ -112,6 +119,29 @@ function flagBool(options: Record<string, unknown>, key: string): boolean {
   return true;
 }
 
+/** Values of a repeatable flag. */
+function repeated(options: Record<string, unknown>, key: string): string[] {
+  const given = options[key];
+  if (given === undefined) return [];
+  return (Array.isArray(given) ? given : [given]).map((value) => {
+    if (typeof value !== 'string' || value === '') throw new ToolError('usage', 'bad-flag', `${flagOf(key)}: expected a non-empty string, got ${JSON.stringify(value)}`);
+    return value;
+  });
+}
+
+/** --egress and --allow-host; both mean the broker, so neither goes with a namespace of the caller's. */
+function parseEgress(options: Record<string, unknown>, network: string): Pick<LaunchRequest, 'egress' | 'allowHosts'> {
+  const egress = str(options, 'egress') ?? 'runtime';
+  if (egress !== 'runtime' && egress !== 'none') throw new ToolError('usage', 'bad-flag', `--egress: expected "runtime" or "none", got ${JSON.stringify(egress)}`);
+  const allowHosts = repeated(options, 'allowHost');
+  for (const entry of allowHosts) parseEntry(entry, '--allow-host');
+  if (network !== 'none' && (allowHosts.length > 0 || options['egress'] !== undefined)) {
+    throw new ToolError('usage', 'bad-flag', '--network ns:... joins a namespace you made: --egress and --allow-host (the broker) do not apply to it');
+  }
+  if (egress === 'none' && allowHosts.length > 0) throw new ToolError('usage', 'bad-flag', '--allow-host adds to the broker\'s allowlist: it does not go with --egress none');
+  return { egress, allowHosts };
+}
+
 /** --git-root, given any number of times: absolute paths (mount-plan realpaths and checks them). */
 function parseGitRoots(options: Record<string, unknown>): string[] {
   const given = options['gitRoot'];
@@ -143,6 +173,7 @@ export function parseRequest(mode: Mode, options: Record<string, unknown>, rest:
   const account = str(options, 'account');
   const agentBin = str(options, 'agentBin');
   const limitFlags = ['memory', 'memorySwap', 'pids', 'cpus', 'cpuShares', 'disk', 'timeout'] as const;
+  const network = parseNetwork(options);
   return {
     mode,
     runtime,
@@ -154,7 +185,8 @@ export function parseRequest(mode: Mode, options: Record<string, unknown>, rest:
     image: str(options, 'image') ?? defaultImage,
     ...(agentBin ? { agentBin } : {}),
     agentArgs: rest,
-    network: parseNetwork(options),
+    network,
+    ...parseEgress(options, network),
     allowExpiring: flagBool(options, 'allowExpiring'),
     gitRoots: parseGitRoots(options),
     ...(host ? { host } : {}),

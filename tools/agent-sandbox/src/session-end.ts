@@ -3,6 +3,7 @@
  * launcher's own stop), the evidence, the peaks, and what the session changed that a mount
  * cannot prevent (refs, nested repositories).
  */
+import type { EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
 import type { SessionPlan } from './compose.js';
 import type { GitAudit } from './git-audit.js';
 import type { SessionRun } from './run-session.js';
@@ -10,6 +11,7 @@ import type { SessionEnd } from './verdict.js';
 
 export interface EndContext {
   noNewPrivs: boolean;
+  egress?: EgressSummary;
   logPath?: string;
   remote?: Record<string, unknown>;
 }
@@ -34,6 +36,7 @@ export function sessionEnd(run: SessionRun, audit: GitAudit, plan: SessionPlan, 
     ...(audit.refs.length > 0 ? { refs: audit.refs } : {}),
     ...(audit.nestedGit.length > 0 ? { nestedGit: audit.nestedGit } : {}),
     ...(audit.gitView ? { gitView: audit.gitView } : {}),
+    egress: { mode: plan.egress.mode, allow: plan.egress.allow, ...(plan.egress.logPath ? { log: plan.egress.logPath } : {}), ...(context.egress ? { summary: context.egress } : {}) },
     ...(context.remote ? { remote: context.remote } : {}),
   };
 }

@@ -14,6 +14,7 @@ import type { SessionLayout } from './layout.js';
 import { checkLedgerWritable, checkStorageWritable, checkSubuids, diskCeiling } from './preflight.js';
 import type { LaunchRequest } from './request.js';
 import { installedPaths } from './session-home.js';
+import { egressPlanOf } from './egress.js';
 
 export interface PreparedSession {
   plan: SessionPlan;
@@ -77,7 +78,8 @@ export async function composeSession(
   });
   const withAccount = { ...identity, account: credentials.identity.account };
   const tty = request.mode === 'run' && io.stdinIsTTY && io.stdoutIsTTY;
-  const plan = composePlan({ request, identity: withAccount, layout, credentials, mounts, facts, env: io.env, tty });
+  const egress = egressPlanOf(request, layout.sessionId, identity.runId);
+  const plan = composePlan({ request, egress, identity: withAccount, layout, credentials, mounts, facts, env: io.env, tty });
   return { plan, facts, stageInput, installed: installedPaths(layout.home, credentials.install) };
 }
 

@@ -26,6 +26,7 @@ export interface SessionEnd {
   refs?: LedgerLine['refs'];
   nestedGit?: LedgerLine['nestedGit'];
   gitView?: LedgerLine['gitView'];
+  egress?: LedgerLine['egress'];
   remote?: LedgerLine['remote'];
 }
 
@@ -50,6 +51,7 @@ export function ranLine(identity: SessionIdentity, end: SessionEnd): LedgerLine 
     ...(end.refs ? { refs: end.refs } : {}),
     ...(end.nestedGit ? { nestedGit: end.nestedGit } : {}),
     ...(end.gitView ? { gitView: end.gitView } : {}),
+    ...(end.egress ? { egress: end.egress } : {}),
     ...(end.remote ? { remote: end.remote } : {}),
   };
 }

@@ -4,6 +4,7 @@
  * and nothing the session can reach, chooses another.
  */
 import { lookup } from 'node:dns/promises';
+import { resolverEnvironment } from '@agent-sandbox/shared/podman-pin';
 import type { EgressProxyConfig, EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
 import { openAttemptLog } from './attempt-log.js';
 import { startBroker, type Broker, type BrokerDeps } from './broker.js';
@@ -12,12 +13,7 @@ import type { Resolver } from './decide.js';
 /** The host's resolver (getaddrinfo: /etc/hosts, then DNS), every address in its order. */
 export const systemResolver: Resolver = async (name) => (await lookup(name, { all: true, verbatim: true })).map((a) => a.address);
 
-/**
- * Variables glibc's resolver reads that could point a name somewhere else. The CLI deletes
- * them from its own environment before the first lookup; a launcher that runs the broker
- * in-process passes its own, which is the user's, not the session's.
- */
-export const resolverEnvironment = ['HOSTALIASES', 'RES_OPTIONS', 'LOCALDOMAIN', 'LOCALRES'] as const;
+export { resolverEnvironment };
 
 export interface SessionBroker extends Broker {
   /** Stops the broker, closes the log, and returns the session's egress summary. */

@@ -6,6 +6,7 @@
 import { AbsolutePath, Closed, DurationText, Mount, SizeText, Type, type Static } from '../schema.js';
 import { runtimeNames, type RuntimeName as RuntimeNameOf } from '../runtimes.js';
 import { GitViewReport, NestedGitChange, RefChange } from './mount-plan.js';
+import { EgressSummary } from './egress-proxy.js';
 
 export const RuntimeName = Type.Unsafe<RuntimeNameOf>(Type.Union(runtimeNames.map((name) => Type.Literal(name)), { description: 'which agent CLI the session runs' }));
 export type RuntimeName = Static<typeof RuntimeName>;
@@ -108,6 +109,17 @@ export const LedgerLine = Closed(
     refs: Type.Optional(Type.Array(RefChange, { description: "refs outside the session's branch that changed during the session (refs are one shared directory: reported, not prevented)" })),
     nestedGit: Type.Optional(Type.Array(NestedGitChange, { description: 'nested repositories the session made or changed in its workspace (do not run git there unread)' })),
     gitView: Type.Optional(GitViewReport),
+    egress: Type.Optional(
+      Closed(
+        {
+          mode: Type.Union([Type.Literal('broker'), Type.Literal('none'), Type.Literal('namespace')]),
+          allow: Type.Array(Type.String(), { description: "the session's allowlist (broker mode)" }),
+          log: Type.Optional(Type.String({ description: 'the broker\'s log: one JSON line per attempt' })),
+          summary: Type.Optional(EgressSummary),
+        },
+        { description: 'what the session could reach, and what it reached and was refused' },
+      ),
+    ),
     remote: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   },
   { $id: 'agent-sandbox.ledger-line' },

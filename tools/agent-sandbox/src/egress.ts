@@ -1,0 +1,103 @@
+/**
+ * A session's network: by default the container stays `--network none` and its only way out is
+ * an allowlisting broker (tools/egress-proxy) on a unix socket in a private directory, mounted
+ * read-only at /run/sandbox-egress. Inside, egress-relay listens on 127.0.0.1:3128 and forwards
+ * to that socket; the agent gets HTTPS_PROXY/HTTP_PROXY/ALL_PROXY pointing at it and NO_PROXY for
+ * loopback, passed by name. The broker runs in the launcher's own process, so it dies with the
+ * session: a dead broker means no network, never a fallback. `--egress none` keeps a session
+ * offline; `--network ns:` joins a namespace the caller made (no broker).
+ */
+import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { startSessionBroker, egressAllowlist, type SessionBroker } from '@agent-sandbox/egress-proxy';
+import { agentGid, agentUid } from '@agent-sandbox/shared/container-layout';
+import type { RuntimeName } from '@agent-sandbox/shared/runtimes';
+import type { EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
+
+/** Inside the container. */
+export const egressMount = '/run/sandbox-egress';
+export const egressSocketName = 'egress.sock';
+export const relayListen = '127.0.0.1:3128';
+
+export interface EgressPlan {
+  /** broker: the default; none: no network at all; namespace: the caller's --network ns:. */
+  mode: 'broker' | 'none' | 'namespace';
+  allow: string[];
+  /** The private directory holding the broker's socket (broker mode). */
+  socketDir?: string;
+  /** Where the broker writes one JSON line per attempt (broker mode). */
+  logPath?: string;
+}
+
+/** Where the socket lives: the runtime directory (short paths: a unix socket path has 107 bytes). */
+export function egressSocketDir(sessionId: string, euid = process.geteuid?.() ?? 0): string {
+  const runtime = euid === 0 ? '/run' : `/run/user/${euid}`;
+  return path.join(runtime, 'agent-sandbox', 'egress', sessionId);
+}
+
+export function egressPlanOf(
+  request: { runtime: RuntimeName; egress: 'runtime' | 'none'; allowHosts: string[]; network: string; ledgerFile: string },
+  sessionId: string,
+  runId: string,
+): EgressPlan {
+  if (request.network !== 'none') return { mode: 'namespace', allow: [] };
+  if (request.egress === 'none') return { mode: 'none', allow: [] };
+  return {
+    mode: 'broker',
+    allow: [...new Set([...egressAllowlist(request.runtime), ...request.allowHosts])],
+    socketDir: egressSocketDir(sessionId),
+    logPath: path.join(path.dirname(request.ledgerFile), 'egress', `${sessionId}-${runId}.jsonl`),
+  };
+}
+
+/** The proxy variables the agent gets, by name (values are loopback URLs, not secrets). */
+export function proxyEnv(plan: EgressPlan): Record<string, string> {
+  if (plan.mode !== 'broker') return {};
+  const url = `http://${relayListen}`;
+  const env: Record<string, string> = { HTTPS_PROXY: url, HTTP_PROXY: url, ALL_PROXY: url, NO_PROXY: 'localhost,127.0.0.1,::1' };
+  for (const [name, value] of Object.entries(env)) env[name.toLowerCase()] = value;
+  return env;
+}
+
+/** The relay in front of the agent's command (it listens first, then runs the command). */
+export function relayPrefix(plan: EgressPlan): string[] {
+  return plan.mode === 'broker' ? ['egress-relay', '--socket', `${egressMount}/${egressSocketName}`, '--listen', relayListen, '--'] : [];
+}
+
+export interface RunningEgress {
+  /** Stops the broker; the summary of what was reached and refused. Idempotent. */
+  stop(): Promise<EgressSummary | undefined>;
+}
+
+/**
+ * Starts the session's broker (broker mode): the socket directory is root-owned 0711 when the
+ * launcher is root (the socket itself belongs to the container's uid), the launcher's own 0700
+ * otherwise (rootless keep-id maps it to the agent).
+ */
+export async function startEgress(plan: EgressPlan, sessionId: string): Promise<RunningEgress> {
+  if (plan.mode !== 'broker' || !plan.socketDir || !plan.logPath) return { stop: async () => undefined };
+  const root = (process.geteuid?.() ?? 0) === 0;
+  rmSync(plan.socketDir, { recursive: true, force: true });
+  mkdirSync(plan.socketDir, { recursive: true, mode: 0o700 });
+  chmodSync(plan.socketDir, root ? 0o711 : 0o700);
+  if (root) chownSync(plan.socketDir, 0, 0);
+  mkdirSync(path.dirname(plan.logPath), { recursive: true, mode: 0o700 });
+  let broker: SessionBroker;
+  try {
+    broker = await startSessionBroker({
+      socketPath: path.join(plan.socketDir, egressSocketName),
+      sessionId,
+      allow: plan.allow,
+      logPath: plan.logPath,
+      ...(root ? { socketOwner: { uid: agentUid, gid: agentGid } } : {}),
+    });
+  } catch (err) {
+    rmSync(plan.socketDir, { recursive: true, force: true });
+    throw err;
+  }
+  let stopped: Promise<EgressSummary> | undefined;
+  return {
+    stop: () =>
+      (stopped ??= broker.stop().finally(() => rmSync(plan.socketDir!, { recursive: true, force: true }))),
+  };
+}
