@@ -3,7 +3,7 @@
 // the ledger verdict with peaks, the staged token seen by the server and the untouched host
 // credential. Whatever it made (network namespace, server, temp dirs, containers) is gone
 // afterwards, on success and when it is interrupted mid-session.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { execa } from 'execa';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -24,7 +24,7 @@ function madeBy(stderr: string) {
   };
 }
 
-async function leftBehind(t: Tap.Test, made: ReturnType<typeof madeBy>) {
+async function leftBehind(t: Test, made: ReturnType<typeof madeBy>) {
   t.ok(made.tmp && made.netns && made.ids.length > 0, `the demo named what it made: ${JSON.stringify(made)}`);
   t.notOk(existsSync(made.tmp!), 'its temp dir is removed');
   const netns = (await execa('ip', ['netns', 'list'])).stdout;

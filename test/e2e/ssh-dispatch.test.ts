@@ -1,7 +1,7 @@
 // The ssh path against a real sshd on 127.0.0.1 (started here with its own keys): a full session
 // returns the agent's exit code and writes a ledger line on both sides; NoNewPrivs does not cross
 // ssh; the dispatch key gets no shell; a request for another node is refused; a dead sshd is 81.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { execa } from 'execa';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, chown, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
@@ -25,7 +25,7 @@ interface Remote {
   marker: () => string | undefined;
 }
 
-async function remote(t: Tap.Test, label: string, entry?: (s: SshdFixture) => Record<string, unknown>): Promise<Remote> {
+async function remote(t: Test, label: string, entry?: (s: SshdFixture) => Record<string, unknown>): Promise<Remote> {
   const dir = await tempDir(t, `astest-ssh-${label}-`);
   await chmod(dir, 0o755);
   const sshd = await startSshd(t, dir);

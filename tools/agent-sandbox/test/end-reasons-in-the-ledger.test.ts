@@ -2,7 +2,7 @@
 // run`: the one session driver). The ledger line's reason must be the true one, the agent's
 // status passes through unchanged, and nothing may be left behind. On cgroup v1 the kernel log
 // is the evidence for OOM and pids kills; on v2 the parent cgroup's own counters are.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { validateDocument, cgroupMode } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
 import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
@@ -19,7 +19,7 @@ interface Row {
   meanwhile?: (fx: SessionFixture) => Promise<void>;
   exitCode: number;
   reason: string;
-  check?: (t: Tap.Test, line: any, ms: number) => void;
+  check?: (t: Test, line: any, ms: number) => void;
 }
 
 async function untilRunning(name: string): Promise<void> {

@@ -1,7 +1,7 @@
 // The peaks in a session's ledger line, read after the container is gone, against what the
 // container's own cgroup recorded while it existed (read from inside by the agent, as its
 // last act): the launcher's sampler and the parent cgroup's counters report what really ran.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { cgroupMode } from '@agent-sandbox/shared';
@@ -23,7 +23,7 @@ function workload(mib: number, procs: number, loops: number): string {
   ].join('; ');
 }
 
-function within(t: Tap.Test, what: string, got: number | null, want: number, fraction: number) {
+function within(t: Test, what: string, got: number | null, want: number, fraction: number) {
   t.ok(got !== null && Math.abs(got - want) <= want * fraction, `${what}: the ledger says ${got}, the container's cgroup recorded ${want} (within ${fraction * 100}%)`);
 }
 

@@ -2,11 +2,13 @@
 // even when the containerized path is broken (no podman on PATH, image absent).
 import t from 'tap';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
-import { makeHatchEnv, ranLines, runInHostLikeRoot, binDir, isRoot } from './fixtures/hatch-env.js';
+import { makeHatchEnv, ranLines, runInHostLikeRoot, binDir } from './fixtures/hatch-env.js';
+import { needs } from '@agent-sandbox/testkit';
 
-if (!isRoot) t.skip('needs root for unshare/chroot of the host-like root');
+// The host-like root is made with unshare and chroot: root only, reported as a skip elsewhere.
+const hostLike = needs({ root: true, commands: ['unshare', 'chroot'] });
 
-t.test('the containerized path is really broken in the host-like root', async (t) => {
+t.test('the containerized path is really broken in the host-like root', hostLike, async (t) => {
   const hatch = await makeHatchEnv(t);
   const noPodman = await runInHostLikeRoot(t, 'command -v podman', hatch, { pty: false });
   t.not(noPodman.exitCode, 0, 'podman is not on PATH');
@@ -22,7 +24,7 @@ const rows = [
 ];
 let ran = 0;
 for (const row of rows) {
-  t.test(`${row.via} starts the ${row.program} stub under a real PTY and passes argv through`, async (t) => {
+  t.test(`${row.via} starts the ${row.program} stub under a real PTY and passes argv through`, hostLike, async (t) => {
     ran += 1;
     const hatch = await makeHatchEnv(t);
     const result = await runInHostLikeRoot(t, `${binDir}/${row.via} --flag 'two words' "\\$HOME"`, hatch);
@@ -33,16 +35,16 @@ for (const row of rows) {
     t.match(result.output, `AGENT_UNSAFE_SESSION=${row.program}`, 'the agent is marked as started by the hatch');
   });
 }
-t.test('every row ran', async (t) => t.equal(ran, rows.length));
+t.test('every row ran', hostLike, async (t) => t.equal(ran, rows.length));
 
-t.test("the agent's exit status is the hatch's exit status", async (t) => {
+t.test("the agent's exit status is the hatch's exit status", hostLike, async (t) => {
   const hatch = await makeHatchEnv(t);
   const result = await runInHostLikeRoot(t, `${binDir}/cdx-unsafe`, hatch, { env: { STUB_EXIT: '7' } });
   t.equal(result.exitCode, 7, 'exit status', { output: result.output });
   t.equal((await ranLines(hatch)).length, 1);
 });
 
-t.test('without a user manager the agent runs under the RLIMIT_NPROC and RLIMIT_AS it announced', async (t) => {
+t.test('without a user manager the agent runs under the RLIMIT_NPROC and RLIMIT_AS it announced', hostLike, async (t) => {
   const hatch = await makeHatchEnv(t);
   const result = await runInHostLikeRoot(t, `${binDir}/agent-unsafe codex --tasks 100 --address-space 12G`, hatch);
   t.equal(result.exitCode, 0, 'exit status', { output: result.output });
@@ -52,7 +54,7 @@ t.test('without a user manager the agent runs under the RLIMIT_NPROC and RLIMIT_
   t.match(result.output, new RegExp(`Max address space\\s+${12 * 1024 ** 3}\\s+${12 * 1024 ** 3}\\s+bytes`), 'the stub sees RLIMIT_AS of 12 GiB');
 });
 
-t.test('with a user manager the agent is launched through systemd-run in unsafe.slice (stand-in systemd-run)', async (t) => {
+t.test('with a user manager the agent is launched through systemd-run in unsafe.slice (stand-in systemd-run)', hostLike, async (t) => {
   const hatch = await makeHatchEnv(t, ['codex']);
   // A stand-in: there is no user manager on this machine. It answers --version like
   // systemd 256, records its argv, then execs what follows "--" as systemd-run --scope does.

@@ -4,9 +4,11 @@
 // running a script at the agent's npm package path.
 import t from 'tap';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { makeHatchEnv, ranLines, runInHostLikeRoot, binDir, isRoot } from './fixtures/hatch-env.js';
+import { makeHatchEnv, ranLines, runInHostLikeRoot, binDir } from './fixtures/hatch-env.js';
+import { needs } from '@agent-sandbox/testkit';
 
-if (!isRoot) t.skip('needs root for unshare/chroot of the host-like root');
+// The host-like root is made with unshare and chroot: root only, reported as a skip elsewhere.
+const hostLike = needs({ root: true, commands: ['unshare', 'chroot'] });
 
 /** The hatch is started two levels below the pretend agent: agent -> sh -> cdx-unsafe. */
 const hatchCommand = `/bin/sh -c '${binDir}/cdx-unsafe; exit $?'`;
@@ -40,7 +42,7 @@ const rows: { claim: string; make(dir: string): Promise<string>; evidence: RegEx
 
 let ran = 0;
 for (const row of rows) {
-  t.test(`${row.claim} as an ancestor refuses the hatch; the agent never runs`, async (t) => {
+  t.test(`${row.claim} as an ancestor refuses the hatch; the agent never runs`, hostLike, async (t) => {
     ran += 1;
     const hatch = await makeHatchEnv(t);
     await mkdir(`${hatch.dir}/bin`);
@@ -53,9 +55,9 @@ for (const row of rows) {
     t.same(await ranLines(hatch), [], 'the stub agent never ran');
   });
 }
-t.test('every row ran', async (t) => t.equal(ran, rows.length));
+t.test('every row ran', hostLike, async (t) => t.equal(ran, rows.length));
 
-t.test('an ordinary shell ancestry does not refuse (control)', async (t) => {
+t.test('an ordinary shell ancestry does not refuse (control)', hostLike, async (t) => {
   const hatch = await makeHatchEnv(t);
   const result = await runInHostLikeRoot(t, hatchCommand, hatch);
   t.equal(result.exitCode, 0, 'exit 0', { output: result.output });

@@ -4,9 +4,11 @@
 import t from 'tap';
 import { readFile } from 'node:fs/promises';
 import { findRefusal } from './fixtures/hatch-env.js';
-import { makeHatchEnv, ranLines, runInHostLikeRoot, binDir, isRoot } from './fixtures/hatch-env.js';
+import { makeHatchEnv, ranLines, runInHostLikeRoot, binDir } from './fixtures/hatch-env.js';
+import { needs } from '@agent-sandbox/testkit';
 
-if (!isRoot) t.skip('needs root for unshare/chroot of the host-like root');
+// The host-like root is made with unshare and chroot: root only, reported as a skip elsewhere.
+const hostLike = needs({ root: true, commands: ['unshare', 'chroot'] });
 
 const rows = [
   { claim: 'plain pipes on stdin and stdout', command: `${binDir}/cdx-unsafe`, pty: false, evidence: 'stdin and stdout not a terminal' },
@@ -16,7 +18,7 @@ const rows = [
 ];
 let ran = 0;
 for (const row of rows) {
-  t.test(`refuses (90) with ${row.claim}; the agent never runs`, async (t) => {
+  t.test(`refuses (90) with ${row.claim}; the agent never runs`, hostLike, async (t) => {
     ran += 1;
     const hatch = await makeHatchEnv(t);
     const stdoutFile = `${hatch.dir}/stdout`;
@@ -29,9 +31,9 @@ for (const row of rows) {
     t.notMatch(result.output, /UNCONTAINED SESSION/, 'no banner: nothing was launched');
   });
 }
-t.test('every row ran', async (t) => t.equal(ran, rows.length));
+t.test('every row ran', hostLike, async (t) => t.equal(ran, rows.length));
 
-t.test('the no-TTY refusal on this machine names the container too (its root has /.dockerenv)', async (t) => {
+t.test('the no-TTY refusal on this machine names the container too (its root has /.dockerenv)', hostLike, async (t) => {
   const { runBin } = await import('@agent-sandbox/testkit');
   const hatch = await makeHatchEnv(t);
   const result = await runBin('agent-unsafe', ['codex'], { env: { PATH: hatch.path } });

@@ -2,7 +2,7 @@
 // 127.0.0.1:<port> to the broker's unix socket byte for byte; with no broker there, a client
 // gets a reset, not a connection anywhere else; it listens on loopback only; with a command
 // it runs it once listening, hands it the proxy variables, passes signals on and its status out.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { execa } from 'execa';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
@@ -30,7 +30,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function startRelayProcess(t: Tap.Test, socketPath: string, extra: string[] = []) {
+async function startRelayProcess(t: Test, socketPath: string, extra: string[] = []) {
   const port = await freePort();
   const child = execa(relay, relayArgs(['--socket', socketPath, '--listen', `127.0.0.1:${port}`, ...extra]), { reject: false, stderr: 'pipe' });
   t.teardown(() => {

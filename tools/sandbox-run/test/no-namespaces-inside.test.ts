@@ -102,7 +102,7 @@ t.test('inside a sandbox-run session every namespace entry point is refused and 
   }
   t.equal(checked, refusals(i386).length + stillWork.length + setns.length, 'every row was checked');
   t.equal(rows.size, checked, 'the script tried nothing the table does not judge');
-  if (!i386) t.skip('no gcc here: the i386 entry (int $0x80) was not tried');
+  if (!i386) t.test('the i386 entry (int $0x80) is refused', { skip: 'no gcc here: the i386 entry was not tried' }, () => undefined);
 });
 
 t.test('the same attempts under podman\'s default profile succeed (the refusals are the profile\'s)', { skip: x64Only }, async (t) => {
@@ -123,5 +123,5 @@ t.test('the same attempts under podman\'s default profile succeed (the refusals 
   t.equal(rows.get('clone3-CLONE_NEWUSER'), succeeded);
   t.equal(rows.get('setns-bad-fd'), 'errno=9', 'setns reaches the kernel (EBADF), the profile answers before it (EPERM)');
   if (i386) t.equal(rows.get('unshare-i386-CLONE_NEWUSER'), succeeded, 'the i386 entry creates a user namespace under the default');
-  else t.skip('no gcc here: the i386 entry (int $0x80) was not tried');
+  else t.test('the i386 entry (int $0x80) creates a user namespace under the default', { skip: 'no gcc here: the i386 entry was not tried' }, () => undefined);
 });

@@ -2,6 +2,7 @@
 // a missing mount source 86, limits this host cannot enforce 88 (for real: a throwaway
 // rootless user on this cgroup v1 host).
 import t from 'tap';
+import { needs } from '@agent-sandbox/testkit';
 import { execa } from 'execa';
 import { appendFile, readFile, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -38,8 +39,7 @@ t.test('a mount source that does not exist exits 86 and creates nothing', async 
   t.notOk(existsSync(`${dir}/missing`), 'the source was not created');
 });
 
-t.test('no podman in the system directories exits 83 naming podman', async (t) => {
-  if (process.getuid?.() !== 0) return t.skip('needs root for a private mount namespace');
+t.test('no podman in the system directories exits 83 naming podman', needs({ root: true }), async (t) => {
   // Hide the real podman in a private mount namespace: /dev/null bound over it is not executable.
   const out = await execa('unshare', ['--mount', '--propagation', 'private', 'sh', '-c',
     'mount --bind /dev/null "$(command -v podman)" && exec "$@"', 'sh', binPath('sandbox-run')], {
@@ -72,8 +72,7 @@ t.test('a podman put first on PATH is never the one that runs', async (t) => {
 });
 
 // ---- the real rootless refusal: a throwaway user with subordinate ids ----
-t.test('rootless podman on this cgroup v1 host is refused with 88 before podman runs (a real user)', async (t) => {
-  if (process.getuid?.() !== 0) return t.skip('needs root to create a throwaway user');
+t.test('rootless podman on this cgroup v1 host is refused with 88 before podman runs (a real user)', needs({ root: true }), async (t) => {
   t.not(cgroupMode(), 'v2', 'this proof is about cgroup v1/hybrid');
   const user = `astest-rl-${randomBytes(3).toString('hex')}`;
   const subLine = `${user}:${400000 + Math.floor(Math.random() * 100) * 65536}:65536\n`;

@@ -3,6 +3,7 @@
 // default in its place): never a session without it. The real tool runs in a private mount
 // namespace where the file is hidden or replaced, so the committed file is never touched.
 import t from 'tap';
+import { needs } from '@agent-sandbox/testkit';
 import { execa } from 'execa';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -35,8 +36,7 @@ const cases = [
 ];
 let ran = 0;
 for (const row of cases) {
-  t.test(row.claim, async (t) => {
-    if (process.getuid?.() !== 0) return t.skip('needs root for a private mount namespace');
+  t.test(row.claim, needs({ root: true, commands: ['unshare'] }), async (t) => {
     let setup = row.setup;
     if (setup === 'NOTJSON') {
       const dir = await tempDir(t, 'astest-badprofile-');
@@ -53,7 +53,6 @@ for (const row of cases) {
     ran += 1;
   });
 }
-t.test('every refusal row ran', async (t) => {
-  if (process.getuid?.() !== 0) return t.skip('needs root');
+t.test('every refusal row ran', needs({ root: true, commands: ['unshare'] }), async (t) => {
   t.equal(ran, cases.length);
 });

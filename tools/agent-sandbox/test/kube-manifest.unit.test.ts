@@ -51,7 +51,7 @@ t.test('the Pod\'s Localhost seccomp profile is the file the launcher hands podm
 });
 
 t.test('the validator is not a rubber stamp: a wrong type is refused', async (t) => {
-  const doc = podManifest({ sessionId: 's', image: 'i', command: ['a'], workdir: '/w', mounts: [], limits: { memory: '1g', memorySwap: '1g', pids: 1, cpus: 1, cpuShares: 2 }, env: {} }) as any;
+  const doc = podManifest({ sessionId: 's', image: 'i', command: ['a'], workdir: '/w', mounts: [], limits: { memory: '1g', memorySwap: '1g', pids: 1, cpus: 1, cpuShares: 2, disk: '1g', timeout: '1h' }, env: {} }) as any;
   t.doesNotThrow(() => new Pod(doc).validate());
   doc.spec.restartPolicy = 'Sometimes';
   t.throws(() => new Pod(doc).validate(), /restartPolicy/);
