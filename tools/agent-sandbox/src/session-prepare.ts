@@ -14,6 +14,7 @@ import type { SessionLayout } from './layout.js';
 import { checkLedgerWritable, checkStorageWritable, checkSubuids, diskCeiling } from './preflight.js';
 import type { LaunchRequest } from './request.js';
 import { installedPaths } from './session-home.js';
+import { recordedGitRoots } from './workspace-record.js';
 
 export interface PreparedSession {
   plan: SessionPlan;
@@ -69,11 +70,13 @@ export async function composeSession(
 ): Promise<PreparedSession> {
   const stageInput = stageInputFor(request, layout, identity);
   const credentials = await planCredentials(stageInput, { env: io.env });
+  // A workspace made by `workspace new` brings its repository's common dir as a git root.
+  const gitRoots = [...request.gitRoots, ...(await recordedGitRoots(layout.root, layout.sessionId, layout.workspace))];
   const mounts = await planMounts({
     workspace: layout.workspace,
     root: layout.root,
     sessionId: layout.sessionId,
-    ...(request.gitRoots.length > 0 ? { gitRoots: [layout.root, ...request.gitRoots] } : {}),
+    ...(gitRoots.length > 0 ? { gitRoots: [layout.root, ...gitRoots] } : {}),
   });
   const withAccount = { ...identity, account: credentials.identity.account };
   const tty = request.mode === 'run' && io.stdinIsTTY && io.stdoutIsTTY;

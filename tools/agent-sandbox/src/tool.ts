@@ -17,6 +17,7 @@ import { makeProgress } from './progress.js';
 import { receive, type Channel } from './receiver.js';
 import { defaultImage, defaultRoot, homeOf, parseRequest, sessionFlags, type Mode } from './request.js';
 import { sweepAbandoned } from './sweep.js';
+import { workspaceCommand } from './workspace-command.js';
 import { recordVerdict, refusedLine } from './verdict.js';
 import { defaultLimits } from '@agent-sandbox/shared/limits';
 
@@ -165,13 +166,14 @@ export function makeTool(entry: Entry): ToolSpec {
           await sweepFirst(ctx, ctx.options['root']);
           const o = ctx.options;
           const req = parseRequest('run', { ...o, runtime: o['runtime'] ?? 'codex', workspace: 'doctor' }, [], ctx.env, entry.argv);
-          const { exitCode, ...doc } = await doctorCommand(req, { env: ctx.env, user: user() }, o['runtime'] !== undefined);
+          const { exitCode, ...doc } = await doctorCommand(req, { env: ctx.env, user: user() }, o['runtime'] !== undefined, o['root'] !== undefined);
           if (o['json']) return { output: doc, exitCode };
           for (const c of doc.checks) ctx.log(`${c.ok ? 'ok  ' : c.required ? 'FAIL' : 'warn'} ${c.name}: ${c.ok ? c.detail : c.remedy}`);
           ctx.log(doc.ok ? 'a session would start here' : 'a session would NOT start here');
           return { exitCode };
         },
       },
+      workspaceCommand(),
       receiveCommand(entry),
     ],
     epilog: `Defaults: root $HOME/sandbox, image ${defaultImage}, ledger \${XDG_STATE_HOME:-~/.local/state}/agent-sandbox/ledger.jsonl. The agent never runs outside a container; no flag or variable changes that.`,
