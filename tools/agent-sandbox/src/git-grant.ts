@@ -8,7 +8,7 @@
  * `config` and `hooks` are not granted: code an agent wrote there would run on the host the
  * next time anyone runs git. Rootless (keep-id) needs none of this: the agent is the user.
  */
-import { existsSync, lchownSync, lstatSync, readdirSync } from 'node:fs';
+import { existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
 import { childProcess } from '@agent-sandbox/shared/builtins';
@@ -50,6 +50,14 @@ function grantTargets(commonDir: string): { recursive: string[]; objects: string
 /** uid 1000 (and `also`: the repository's owner, so what root writes stays theirs to change) gets rwX on the metadata a commit writes. */
 export function grantCommonDir(commonDir: string, also: number[] = []): number[] {
   const uids = [...new Set([agentUid, ...also.filter((u) => u !== 0)])];
+  // A commit in a worktree writes its branch's reflog under logs/, which a bare repository (a
+  // node's mirror) or one that never logged has not made yet; the agent could not make it there.
+  const logs = path.join(commonDir, 'logs');
+  if (!existsSync(logs)) {
+    mkdirSync(logs, { mode: 0o755 });
+    const owner = statSync(commonDir);
+    lchownSync(logs, owner.uid, owner.gid);
+  }
   const spec = uids.flatMap((u) => [`u:${u}:rwX`, `d:u:${u}:rwX`]).join(',');
   const { recursive, objects } = grantTargets(commonDir);
   setfacl(['-P', '-m', spec, '--', objects]);

@@ -79,8 +79,14 @@ export async function launch(request: LaunchRequest, io: LaunchIo): Promise<numb
   }
 }
 
+/** A refusal before the launch began (the receiver's, while taking the work that follows a request): the session's one line. */
+export function refuseRequest(request: LaunchRequest, err: unknown, io: LaunchIo): number {
+  const targets = { ledgerFile: request.ledgerFile, ...(request.resultFile ? { resultFile: request.resultFile } : {}) };
+  return refuse(requestIdentity(request, io.host ?? 'unknown'), err, targets, io);
+}
+
 function refuse(identity: SessionIdentity, err: unknown, targets: { ledgerFile: string; resultFile?: string }, io: LaunchIo): number {
-  const { line, exitCode, message } = refusedLine(identity, err, io.remote ? { remote: io.remote } : {});
+  const { line, exitCode, message } = refusedLine(identity, err, { ...(io.remote ? { remote: io.remote } : {}), ...(io.work ? { work: io.work } : {}) });
   if (exitCode === ExitCode.internal && err instanceof Error && err.stack) io.log(err.stack);
   io.log(`agent-sandbox: ${message}`);
   recordVerdict(targets, line, io.log);
@@ -100,7 +106,8 @@ async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionId
   let identity = { ...base, sessionId: layout.sessionId };
   io.progress(`agent-sandbox: checking this host and image ${request.image}`);
   const facts = await preflightHost(request, io);
-  const lock = lockWorkspace(layout.lockFile, layout.recordFile, layout.sessionId);
+  // The receiver takes the lock itself when it carries work (it holds it from the bundle to the commits' return).
+  const lock = io.lock ?? lockWorkspace(layout.lockFile, layout.recordFile, layout.sessionId);
   const record = recordOf(request, layout, identity, io);
   let sentinel: ReturnType<typeof startSentinel> | undefined;
   try {
@@ -122,7 +129,7 @@ async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionId
   } finally {
     rmSync(layout.recordFile, { force: true });
     sentinel?.release();
-    lock.release();
+    if (!io.lock) lock.release();
   }
 }
 
@@ -208,6 +215,7 @@ async function runPrepared(
       peak: run.attribution.peak,
       ...(logPath ? { logPath } : {}),
       ...(io.remote ? { remote: io.remote } : {}),
+      ...(io.work ? { work: io.work } : {}),
     },
   };
 }

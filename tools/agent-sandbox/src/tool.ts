@@ -14,7 +14,8 @@ import { launch } from './launch.js';
 import type { LaunchIo } from './launch-io.js';
 import { defaultLedgerPath } from './ledger.js';
 import { makeProgress } from './progress.js';
-import { receive, type Channel } from './receiver.js';
+import { defaultBundleMax, receive, type Channel } from './receiver.js';
+import { parseSize } from '@agent-sandbox/shared/limits';
 import { defaultImage, defaultRoot, homeOf, parseRequest, sessionFlags, type Mode } from './request.js';
 import { sweepAbandoned } from './sweep.js';
 import { workspaceCommand } from './workspace-command.js';
@@ -27,8 +28,10 @@ const options = sessionFlags.map((f) => ({ flag: f.flag, type: f.type, describe:
 export interface Entry {
   argv: string[];
   writeStdout: (text: string) => void;
-  /** The receiver's channel: the request's first line on stdin, and the connection's end. */
+  /** The receiver's channel: the request's first line on stdin, the bytes after it, and the connection's end. */
   channel: () => Channel;
+  /** The process's stdout as a stream (the receiver's return bundle). */
+  stdout: () => NodeJS.WritableStream;
   stderrIsTTY: boolean;
 }
 
@@ -57,14 +60,14 @@ function refuseUsage(err: unknown, ctx: RunContext): number {
   return exitCode;
 }
 
-function launchIo(entry: Entry, ctx: RunContext): LaunchIo {
+function launchIo(entry: Entry, ctx: RunContext, verbose: boolean): LaunchIo {
   return {
     env: ctx.env,
     user: user(),
     stdinIsTTY: ctx.stdinIsTTY,
     stdoutIsTTY: ctx.stdoutIsTTY,
     log: ctx.log,
-    progress: makeProgress(entry.stderrIsTTY, ctx.log),
+    progress: makeProgress(verbose, ctx.log),
     printStdout: entry.writeStdout,
   };
 }
@@ -83,7 +86,7 @@ function sessionCommand(mode: Mode, entry: Entry, describe: string): CommandSpec
       } catch (err) {
         return { exitCode: refuseUsage(err, ctx) };
       }
-      return { exitCode: await launch(request, launchIo(entry, ctx)) };
+      return { exitCode: await launch(request, launchIo(entry, ctx, request.verbose)) };
     },
   };
 }
@@ -102,6 +105,7 @@ function receiveCommand(entry: Entry): CommandSpec {
       { flag: 'root', type: 'string', describe: 'permitted root on this node (default $HOME/sandbox)' },
       { flag: 'ledger', type: 'string', describe: 'ledger file on this node' },
       { flag: 'machine-id-file', type: 'string', describe: "this node's identity (default /etc/machine-id)" },
+      { flag: 'bundle-max', type: 'string', describe: `the largest git bundle a dispatched session may bring (default ${defaultBundleMax})` },
     ],
     run: async (_i, ctx) => {
       const ledgerFile = (ctx.options['ledger'] as string | undefined) ?? defaultLedgerPath(ctx.env, homeOf(ctx.env));
@@ -110,8 +114,10 @@ function receiveCommand(entry: Entry): CommandSpec {
         ledgerFile,
         logDir: path.join(path.dirname(ledgerFile), 'logs'),
         machineIdFile: (ctx.options['machineIdFile'] as string | undefined) ?? '/etc/machine-id',
+        bundleMaxBytes: parseSize('--bundle-max', (ctx.options['bundleMax'] as string | undefined) ?? defaultBundleMax),
+        stdout: entry.stdout,
       };
-      const io = { ...launchIo(entry, ctx), stdinIsTTY: false, stdoutIsTTY: false, progress: () => undefined };
+      const io = { ...launchIo(entry, ctx, false), stdinIsTTY: false, stdoutIsTTY: false, progress: () => undefined };
       return { exitCode: await receive(entry.channel(), config, io) };
     },
   };
@@ -180,24 +186,65 @@ export function makeTool(entry: Entry): ToolSpec {
   };
 }
 
-/** The receiver's channel on fd 0: the first line, then the end of the connection. */
+/**
+ * The receiver's channel on fd 0: the first line, then exactly the bytes asked for, then the
+ * end of the connection. Chunks are kept as they come (the bundle is written out as it
+ * arrives); a first line longer than 1 MiB is handed on as it is, for the parser to refuse.
+ */
 function stdinChannel(): Channel {
   const closed = new AbortController();
-  let buffered = '';
-  let resolveLine: (line: string) => void;
-  const line = new Promise<string>((resolve) => (resolveLine = resolve));
-  process.stdin.setEncoding('utf8');
-  process.stdin.on('data', (chunk: string) => {
-    if (buffered.includes('\n')) return;
-    buffered += chunk;
-    if (buffered.includes('\n')) resolveLine(buffered.slice(0, buffered.indexOf('\n')));
+  const chunks: Buffer[] = [];
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const arrived = () => new Promise<void>((resolve) => (wake = resolve));
+  const poke = () => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  process.stdin.on('data', (chunk: Buffer) => {
+    chunks.push(chunk);
+    poke();
   });
   process.stdin.on('end', () => {
-    resolveLine(buffered);
+    ended = true;
+    poke();
     closed.abort('abandoned');
   });
-  process.stdin.on('error', () => closed.abort('abandoned'));
-  return { firstLine: () => line, closed: closed.signal, close: () => process.stdin.destroy() };
+  process.stdin.on('error', () => {
+    ended = true;
+    poke();
+    closed.abort('abandoned');
+  });
+  const firstLine = async () => {
+    for (;;) {
+      const all = Buffer.concat(chunks);
+      const nl = all.indexOf(0x0a);
+      if (nl >= 0 || ended || all.length > 1 << 20) {
+        chunks.length = 0;
+        if (nl >= 0 && nl + 1 < all.length) chunks.push(all.subarray(nl + 1));
+        return all.subarray(0, nl >= 0 ? nl : all.length).toString('utf8');
+      }
+      await arrived();
+    }
+  };
+  const readInto = async (n: number, write: (chunk: Buffer) => void) => {
+    let got = 0;
+    while (got < n) {
+      const chunk = chunks.shift();
+      if (!chunk) {
+        if (ended) break;
+        await arrived();
+        continue;
+      }
+      const take = Math.min(chunk.length, n - got);
+      write(chunk.subarray(0, take));
+      if (take < chunk.length) chunks.unshift(chunk.subarray(take));
+      got += take;
+    }
+    return got;
+  };
+  return { firstLine, readInto, closed: closed.signal, close: () => process.stdin.destroy() };
 }
 
 /** The entry the bin shim calls. */
@@ -208,6 +255,7 @@ export async function run(): Promise<void> {
       argv: [process.execPath, ...process.argv.slice(1)],
       writeStdout: (text) => void writeStdout(text),
       channel: stdinChannel,
+      stdout: () => process.stdout,
       stderrIsTTY: isTerminal(2),
     }),
     io,
