@@ -6,7 +6,7 @@
  * the command of this run plan, i.e. inside a podman container.
  */
 import type { Limits } from '@agent-sandbox/shared/limits';
-import { agentUser, containerHome, containerPath, sessionEnvName } from '@agent-sandbox/shared/container-layout';
+import { agentUser, containerEntrypointLog, containerHome, containerPath, entrypointLogEnvName, sessionEnvName } from '@agent-sandbox/shared/container-layout';
 import { runtimes, type RuntimeName } from '@agent-sandbox/shared/runtimes';
 import type { ContainmentMode } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { CredStagePlanOutput } from '@agent-sandbox/shared/schemas/cred-stage';
@@ -44,7 +44,7 @@ export interface SessionPlan {
 }
 
 export interface ComposeInput {
-  request: Pick<LaunchRequest, 'runtime' | 'image' | 'agentBin' | 'agentArgs' | 'network' | 'mode'>;
+  request: Pick<LaunchRequest, 'runtime' | 'image' | 'agentBin' | 'agentArgs' | 'network' | 'mode'> & { verbose?: boolean };
   identity: SessionIdentity;
   layout: SessionLayout;
   credentials: CredStagePlanOutput;
@@ -69,6 +69,8 @@ export function composePlan(input: ComposeInput): SessionPlan {
   const { request, identity, layout, credentials, mounts } = input;
   const allMounts = orderMounts([...mounts.mounts, ...credentials.mounts]);
   const passed = runtimes[request.runtime].env.filter((name) => input.env[name] !== undefined);
+  // A quiet terminal: the entrypoint's own lines go to a file in the home (read into the ledger), unless --verbose.
+  const containerEnv = request.verbose ? { ...mounts.env } : { ...mounts.env, [entrypointLogEnvName]: containerEntrypointLog };
   const runPlan: RunPlan = {
     image: identity.image,
     sessionId: layout.sessionId,
@@ -82,7 +84,7 @@ export function composePlan(input: ComposeInput): SessionPlan {
       cpus: identity.limits.cpus,
       cpuShares: identity.limits.cpuShares,
     },
-    env: [...new Set([...passed, ...Object.keys(mounts.env), sessionEnvName])],
+    env: [...new Set([...passed, ...Object.keys(containerEnv), sessionEnvName])],
     command: containerCommand(request),
     tty: input.tty,
     interactive: request.mode === 'run',
@@ -100,11 +102,12 @@ export function composePlan(input: ComposeInput): SessionPlan {
     allMounts,
     runPlan,
     argv: buildRunArgv(runPlan, input.facts),
-    containerEnv: mounts.env,
+    containerEnv,
   };
 }
 
-/** The environment a Pod gets for the same plan (kube): PATH and HOME, which podman sets itself. */
+/** The environment a Pod gets for the same plan (kube): PATH and HOME, which podman sets itself; the entrypoint's lines stay in the Pod's log. */
 export function podEnv(plan: SessionPlan): Record<string, string> {
-  return { PATH: containerPath, HOME: containerHome, ...containerEnvOf(plan) };
+  const { [entrypointLogEnvName]: _quiet, ...env } = containerEnvOf(plan);
+  return { PATH: containerPath, HOME: containerHome, ...env };
 }

@@ -14,6 +14,7 @@ import { crypto } from '@agent-sandbox/shared/builtins';
 import type { RunHooks } from '@agent-sandbox/sandbox-run';
 import { execWithHandoff, realDeps } from '@agent-sandbox/nnp-probe';
 import { acquire } from './acquire.js';
+import { entrypointLogPath, takeEntrypointLog } from './entrypoint-log.js';
 import { openExecLog } from './exec-log.js';
 import type { SessionIdentity } from './compose.js';
 import { reach } from './faults.js';
@@ -178,12 +179,14 @@ async function runPrepared(
   });
   let run: SessionRun;
   let logPath: string | undefined;
+  let entrypoint: ReturnType<typeof takeEntrypointLog>;
   try {
     if (request.mode === 'exec') {
       logPath = openExecLog(request.logDir, plan.layout.sessionId);
       io.printStdout(`${logPath}\n`);
     }
     io.progress(`agent-sandbox: starting session ${plan.layout.sessionId}`);
+    rmSync(entrypointLogPath(plan.layout.home), { force: true, recursive: true });
     run = await runSession(plan, acquired, prepared.facts, {
       stdio: stdioFor(request, logPath),
       env: io.env,
@@ -193,6 +196,7 @@ async function runPrepared(
       ...(io.faults ? { faults: io.faults } : {}),
     });
   } finally {
+    entrypoint = takeEntrypointLog(plan.layout.home);
     await acquired.release();
   }
   if (run.stopped) io.log(`agent-sandbox: session ${plan.layout.sessionId} was stopped: ${run.stopped}`);
@@ -216,6 +220,7 @@ async function runPrepared(
       ...(logPath ? { logPath } : {}),
       ...(io.remote ? { remote: io.remote } : {}),
       ...(io.work ? { work: io.work } : {}),
+      ...(entrypoint ? { entrypoint } : {}),
     },
   };
 }

@@ -91,6 +91,7 @@ async function dispatch(request: LaunchRequest, host: HostEntry, io: LaunchIo, i
       ...(logPath ? { logPath } : {}),
       remote: { ...(v.remote ?? {}), via: 'ssh', verdict: result.verdict ? 'received' : 'missing', ...(v.runId ? { runId: v.runId } : {}) },
       ...(transfer ? { work: transfer } : {}),
+      ...(v.entrypoint ? { entrypoint: v.entrypoint } : {}),
     },
   );
   recordVerdict(targets, v.outcome === 'refused' ? { ...line, outcome: 'refused' } : line, io.log);

@@ -19,6 +19,7 @@ import { parseSize } from '@agent-sandbox/shared/limits';
 import { defaultImage, defaultRoot, homeOf, parseRequest, sessionFlags, type Mode } from './request.js';
 import { sweepAbandoned } from './sweep.js';
 import { workspaceCommand } from './workspace-command.js';
+import { nodeSetupCommand } from './node-setup-command.js';
 import { recordVerdict, refusedLine } from './verdict.js';
 import { defaultLimits } from '@agent-sandbox/shared/limits';
 
@@ -180,6 +181,7 @@ export function makeTool(entry: Entry): ToolSpec {
         },
       },
       workspaceCommand(),
+      nodeSetupCommand(entry.argv[1] ?? 'agent-sandbox'),
       receiveCommand(entry),
     ],
     epilog: `Defaults: root $HOME/sandbox, image ${defaultImage}, ledger \${XDG_STATE_HOME:-~/.local/state}/agent-sandbox/ledger.jsonl. The agent never runs outside a container; no flag or variable changes that.`,
