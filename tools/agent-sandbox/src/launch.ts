@@ -200,28 +200,29 @@ async function runPrepared(
     await acquired.release();
   }
   if (run.stopped) io.log(`agent-sandbox: session ${plan.layout.sessionId} was stopped: ${run.stopped}`);
+  return { exitCode: run.exitCode, end: sessionEnd(run, plan, noNewPrivs, io, { ...(logPath ? { logPath } : {}), ...(entrypoint ? { entrypoint } : {}) }) };
+}
+
+/** How a session that ran ended, for its ledger line. */
+function sessionEnd(run: SessionRun, plan: PreparedSession['plan'], noNewPrivs: boolean, io: LaunchIo, extra: Pick<SessionEnd, 'logPath' | 'entrypoint'>): SessionEnd {
   return {
     exitCode: run.exitCode,
-    end: {
-      exitCode: run.exitCode,
-      endedAt: run.endedAt,
-      reason: run.reason,
-      evidence: {
-        basis: run.attribution.evidence.basis,
-        noNewPrivs,
-        reexec: false,
-        network: plan.runPlan.network,
-        disk: run.disk,
-        ...(run.attribution.containerId ? { containerId: run.attribution.containerId } : {}),
-        ...(plan.credentials.expiryOverride ? { expiryOverride: true } : {}),
-        ...(run.stopped ? { stopped: run.stopped } : {}),
-      },
-      peak: run.attribution.peak,
-      ...(logPath ? { logPath } : {}),
-      ...(io.remote ? { remote: io.remote } : {}),
-      ...(io.work ? { work: io.work } : {}),
-      ...(entrypoint ? { entrypoint } : {}),
+    endedAt: run.endedAt,
+    reason: run.reason,
+    evidence: {
+      basis: run.attribution.evidence.basis,
+      noNewPrivs,
+      reexec: false,
+      network: plan.runPlan.network,
+      disk: run.disk,
+      ...(run.attribution.containerId ? { containerId: run.attribution.containerId } : {}),
+      ...(plan.credentials.expiryOverride ? { expiryOverride: true } : {}),
+      ...(run.stopped ? { stopped: run.stopped } : {}),
     },
+    peak: run.attribution.peak,
+    ...extra,
+    ...(io.remote ? { remote: io.remote } : {}),
+    ...(io.work ? { work: io.work } : {}),
   };
 }
 
