@@ -14,7 +14,7 @@ import { ToolError } from '@agent-sandbox/shared';
 import type { HostEntry, LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { BundleFacts, WorkOffer, WorkTransfer } from '@agent-sandbox/shared/schemas/workspace';
 import { guardPath } from '@agent-sandbox/path-guard';
-import { chownTree } from './git-grant.js';
+import { chownTree, restoreOwner } from './git-grant.js';
 import { runGit, uncommittedPaths, type GitPlace } from './git-run.js';
 import { layoutFor } from './layout.js';
 import type { LaunchRequest } from './request.js';
@@ -82,6 +82,7 @@ async function fetchBack(work: CarriedWork, host: HostEntry, runId: string, retu
   const local = runGit({ gitDir: work.commonDir }, ['rev-parse', '--verify', `${work.offer.branch}^{commit}`]).stdout.trim();
   const fastForward = runGit({ gitDir: work.commonDir }, ['merge-base', '--is-ancestor', local, returned.tip], { allowFail: true }).status === 0;
   const head = runGit(work.place, ['symbolic-ref', '--quiet', 'HEAD'], { allowFail: true }).stdout.trim();
+  restoreOwner(work.commonDir, [work.place.gitDir]);
   if (!fastForward || head !== work.offer.branch) {
     const why = !fastForward ? `${work.offer.branch} moved here while the session ran` : `the local worktree no longer has ${work.offer.branch} checked out`;
     return { fetched: 'side-ref', sideRef, message: `${why}: the session's commits are at ${sideRef} (git merge ${sideRef})` };
@@ -89,6 +90,7 @@ async function fetchBack(work: CarriedWork, host: HostEntry, runId: string, retu
   // git merge --ff-only keeps local uncommitted changes that the new commits do not touch, and refuses otherwise.
   const merged = runGit(work.place, ['merge', '--ff-only', '--quiet', returned.tip], { allowFail: true });
   if ((process.geteuid?.() ?? 0) === 0 && work.place.workTree) {
+    restoreOwner(work.commonDir, [work.place.gitDir]);
     chownTree(work.place.workTree);
     chownTree(work.place.gitDir);
   }

@@ -30,6 +30,26 @@ export function chownTree(dir: string, uid = agentUid, gid = agentGid): void {
   }
 }
 
+/**
+ * What root's git just wrote into a repository someone else owns (a new `worktrees/`, the
+ * branch's ref and reflog, fetched packs) goes back to that owner, as if they had run git:
+ * otherwise their own git could no longer write there. `skip` (the agent's registration) stays.
+ */
+export function restoreOwner(commonDir: string, skip: string[] = [], euid = process.geteuid?.() ?? 0): void {
+  const owner = statSync(commonDir);
+  if (euid !== 0 || owner.uid === 0) return;
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const child = path.join(dir, entry.name);
+      if (skip.includes(child)) continue;
+      const info = lstatSync(child);
+      if (info.uid === 0) lchownSync(child, owner.uid, owner.gid);
+      if (entry.isDirectory()) walk(child);
+    }
+  };
+  walk(commonDir);
+}
+
 function setfacl(args: string[]): void {
   const out = childProcess().spawnSync('setfacl', args, { env: { PATH: systemPath }, encoding: 'utf8', timeout: 120_000 });
   if (out.error) {
@@ -77,6 +97,7 @@ export function revokeCommonDir(commonDir: string, uids: number[]): void {
 /** Root mode only: the worktree and its registration to the agent, the common dir's write paths by ACL. */
 export function grantWorkspace(input: { workTree: string; registration: string; commonDir: string; ownerUid: number }, euid = process.geteuid?.() ?? 0): number[] {
   if (euid !== 0) return [];
+  restoreOwner(input.commonDir, [input.registration], euid);
   chownTree(input.workTree);
   chownTree(input.registration);
   return grantCommonDir(input.commonDir, [input.ownerUid]);

@@ -46,10 +46,16 @@ export function resolveRepository(repo: string): { repository: string; commonDir
   } catch (err) {
     throw new ToolError('usage', 'bad-repo', `--repo: ${repo} is not a directory (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
-  const notRepo = { exit: 'usage' as const, code: 'not-a-repository' };
-  const commonDir = realpathSync(gitLine({ cwd: dir }, ['rev-parse', '--path-format=absolute', '--git-common-dir'], notRepo));
-  const bare = gitLine({ cwd: dir }, ['rev-parse', '--is-bare-repository'], notRepo) === 'true';
-  const repository = bare ? commonDir : realpathSync(gitLine({ cwd: dir }, ['rev-parse', '--show-toplevel'], notRepo));
+  // The user named this repository: trusted as that directory, whoever owns it (safe.directory for exactly it).
+  const ask = (args: string[]) => {
+    const out = runGit({ cwd: dir }, args, { config: [`safe.directory=${dir}`], allowFail: true });
+    if (out.status === 0) return out.stdout.split('\n')[0]!.trim();
+    const dubious = /dubious ownership/.test(out.stderr);
+    throw new ToolError('usage', 'not-a-repository', dubious ? `--repo: git refuses ${dir}: it is owned by another user and is not the repository's top directory; name the top directory` : `--repo: ${dir} is not a git repository (${out.stderr.trim().split('\n').pop() ?? `git exit ${out.status}`})`);
+  };
+  const commonDir = realpathSync(ask(['rev-parse', '--path-format=absolute', '--git-common-dir']));
+  const bare = ask(['rev-parse', '--is-bare-repository']) === 'true';
+  const repository = bare ? commonDir : realpathSync(ask(['rev-parse', '--show-toplevel']));
   return { repository, commonDir };
 }
 

@@ -190,3 +190,15 @@ t.test('doctor: a missing root fails with the command that makes it; a root with
   t.match(ready.stderr, /ok   workspaces: 1 \(g1\)/);
   t.match(ready.stderr, /a session would start here/);
 });
+
+t.test("a repository owned by its user (uid 1000) stays theirs: root's git leaves nothing of root's in it, and the session commits", async (t) => {
+  const { fx, repo, ws } = await setup(t, 'wsowned');
+  await execa('chown', ['-R', '1000:1000', repo]);
+  t.equal((await ws('new', 'h1', '--repo', repo)).exitCode, 0);
+  const rootOwned = async () => String((await execa('find', [path.join(repo, '.git'), '-user', 'root'])).stdout).trim();
+  t.equal(await rootOwned(), '', 'nothing in the repository belongs to root after workspace new');
+  const out = await fx.run(['run', '--runtime', 'codex', '--workspace', 'h1', '--root', fx.root, '--ledger', fx.ledger, ...commitInside('by the agent in a user repo')]);
+  t.equal(out.exitCode, 0, out.stderr);
+  t.equal(await git(repo, 'log', '-1', '--format=%s', 'agent/h1'), 'by the agent in a user repo');
+  t.equal(await rootOwned(), '', 'nor after the session');
+});
