@@ -126,10 +126,11 @@ t.test("the agent's commit, made on the node, comes back into the local reposito
 t.test('a branch moved locally while the session ran: the commits wait at refs/agent-sandbox/returned/<id>', async (t) => {
   const s = await setup(t, 'side');
   const localWorkspace = path.join(s.localRoot, 'workspaces', s.id);
-  // The agent moves the local branch itself mid-session by another route: here, the test does it before the return.
-  const moveLocal = `${commitOnNode('a.txt', 'node side')}`;
-  const pending = s.run(`${moveLocal} && sleep 3`);
-  await new Promise((r) => setTimeout(r, 1500));
+  // Someone moves the local branch while the session runs on the node (its record there exists): before the commits return.
+  const pending = s.run(`${commitOnNode('a.txt', 'node side')} && sleep 3`);
+  const nodeRecord = path.join(s.sshd.nodeRoot, 'sessions', `${s.id}.json`);
+  for (let i = 0; i < 300 && !existsSync(nodeRecord); i += 1) await new Promise((r) => setTimeout(r, 50));
+  t.ok(existsSync(nodeRecord), 'the session runs on the node');
   await git(s.repo, 'update-ref', `refs/heads/agent/${s.id}`, await git(s.repo, 'commit-tree', '-p', 'main', '-m', 'moved here', `main^{tree}`));
   const out = await pending;
   t.equal(out.exitCode, 0, out.stderr);
