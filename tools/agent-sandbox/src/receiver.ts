@@ -11,7 +11,6 @@
  * for the whole session: end of file means the connection is gone (the dispatching launcher or
  * its ssh was killed), and the session is stopped, with reason "abandoned".
  */
-import path from 'node:path';
 import { ToolError, parseJsonDocument, validateDocument } from '@agent-sandbox/shared';
 import { SessionRequest, type LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import { ReturnRequest, type WorkTransfer } from '@agent-sandbox/shared/schemas/workspace';
@@ -140,4 +139,3 @@ async function receiveOn(channel: Channel, config: ReceiverConfig, io: LaunchIo)
 
 /** The default cap on a received bundle. */
 export const defaultBundleMax = '1g';
-export const receiverLogDir = (ledgerFile: string) => path.join(path.dirname(ledgerFile), 'logs');
