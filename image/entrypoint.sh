@@ -14,11 +14,29 @@
 # 2. exec "$@" (the agent), or a shell when no command was given. The contained command's
 #    exit status is never rewritten: it is exec'd, not run as a child.
 #
+# A quiet terminal: when AGENT_SANDBOX_ENTRYPOINT_LOG names a file (the launcher sets it, to a
+# file in the session home, unless it runs with --verbose), cred-stage's output and this
+# script's own lines go to that file instead of stderr; the launcher reads it into the ledger
+# after the session and removes it, so the user's terminal shows only the agent. A failure
+# still goes to stderr (what cred-stage said, then why) and fails closed. Unset (an older
+# launcher, a Pod), everything goes to stderr as before. The variable is not passed on to the
+# agent.
+#
 # POSIX sh (dash in the Debian image): `set -o pipefail` is not POSIX, so no pipelines here.
 set -eu
 
 prog=agent-entrypoint
 secrets=/sandbox-secrets
+
+log=${AGENT_SANDBOX_ENTRYPOINT_LOG:-}
+unset AGENT_SANDBOX_ENTRYPOINT_LOG
+# A log that cannot be made (no home, a read-only one, a link planted there) means stderr.
+if [ -n "$log" ]; then
+  rm -f -- "$log" 2>/dev/null || true
+  if ! (set -C && : >"$log") 2>/dev/null; then
+    log=
+  fi
+fi
 
 # secrets_staged: true when $secrets holds any entry at all, an empty runtime directory included
 # (then cred-stage install refuses the missing file with 85 rather than the agent starting
@@ -39,8 +57,13 @@ if secrets_staged; then
     exit 85
   fi
   status=0
-  cred-stage install >&2 || status=$?
+  if [ -n "$log" ]; then
+    cred-stage install >>"$log" 2>&1 || status=$?
+  else
+    cred-stage install >&2 || status=$?
+  fi
   if [ "$status" -ne 0 ]; then
+    if [ -n "$log" ]; then cat -- "$log" >&2 || true; fi
     echo "$prog: cred-stage install failed with exit $status; refusing to start" >&2
     exit "$status"
   fi

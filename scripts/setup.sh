@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything agent-sandbox needs on a fresh Debian 12 machine, as root:
 # Debian packages, pnpm (from the npm registry), the workspace's dependencies,
-# the build, and the offline container images. Safe to run again: each step is
-# skipped or fast when already done.
+# the build, the offline container images, and every tool on PATH (symlinks under
+# PREFIX, default /usr/local/bin: scripts/install-bins.sh). Safe to run again: each
+# step is skipped or fast when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,7 +13,7 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 # that `podman kube play` needs; buildah, netavark): the machines these tools were measured on
 # have them.
 packages=(podman runc uidmap slirp4netns fuse-overlayfs catatonit shellcheck debootstrap busybox-static
-  openssh-server openssh-client iproute2 util-linux procps git python3 jq ca-certificates openssl)
+  openssh-server openssh-client iproute2 util-linux procps git python3 jq ca-certificates openssl acl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -41,4 +42,6 @@ say "building container images (offline; the first build takes a few minutes)"
 bash image/build-all.sh
 say "building the agent image (real Codex CLI and Claude Code, pinned in image/agents)"
 bash image/build-agents.sh
-say "done"
+say "putting the tools on PATH (symlinks under ${PREFIX:-/usr/local/bin})"
+bash scripts/install-bins.sh
+say "done: try \`agent-sandbox doctor\`, then \`agent-sandbox workspace new fix-1 --repo /path/to/your/repo\`"

@@ -30,3 +30,12 @@ export function containerWorkspace(sessionId: string): string {
 export function containerNameFor(sessionId: string): string {
   return `agent-sandbox-${sessionId}`;
 }
+
+/**
+ * The variable naming the file the container entrypoint writes its own lines to (cred-stage
+ * install's output), and that file: in the session home, read by the launcher into the ledger
+ * after the session (image/entrypoint.sh). Left out with --verbose: the lines go to stderr.
+ */
+export const entrypointLogEnvName = 'AGENT_SANDBOX_ENTRYPOINT_LOG';
+export const entrypointLogName = '.agent-sandbox-entrypoint.log';
+export const containerEntrypointLog = `${containerHome}/${entrypointLogName}`;

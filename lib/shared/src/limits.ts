@@ -148,7 +148,7 @@ const powerOfTwoAtLeast = (n: number) => 2 ** Math.ceil(Math.log2(n));
  * - timeout = 2h: cred-stage's default session length, so a staged credential is checked to be
  *   valid for the whole session.
  */
-export function deriveLimits(peaks: typeof measuredPeaks = measuredPeaks): Limits {
+export function deriveLimits(peaks: { memoryMiB: number; pids: number; cpuPerWallSecond: number } = measuredPeaks): Limits {
   const memoryGiB = powerOfTwoAtLeast((16 * peaks.memoryMiB) / 1024);
   const memory = `${memoryGiB}g`;
   return {

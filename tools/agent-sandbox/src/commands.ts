@@ -31,6 +31,7 @@ import { homeOf, type LaunchRequest } from './request.js';
 import { composeSession } from './session-prepare.js';
 import { prepareHome } from './session-home.js';
 import { lockWorkspace } from './session-lock.js';
+import { checkRoot, checkWorkspaces } from './doctor-root.js';
 
 export interface CommandIo {
   env: NodeJS.ProcessEnv;
@@ -136,7 +137,7 @@ export async function hostsCommand(registryFile: string, explicit: boolean, mach
 }
 
 /** `doctor`: every preflight line for this node, from the same checks the run path uses. */
-export async function doctorCommand(request: LaunchRequest, io: CommandIo, runtimeGiven: boolean): Promise<DoctorReport & { exitCode: number }> {
+export async function doctorCommand(request: LaunchRequest, io: CommandIo, runtimeGiven: boolean, rootGiven = false): Promise<DoctorReport & { exitCode: number }> {
   const euid = process.geteuid?.() ?? 0;
   const checks = [
     await doctorCheck('not inside a session', true, () => checkRecursion(io.env)),
@@ -155,6 +156,8 @@ export async function doctorCommand(request: LaunchRequest, io: CommandIo, runti
     await doctorCheck('image present', true, async () => (await hostPreflight(request.image, {}), request.image)),
     await doctorCheck("podman's storage writable", true, () => checkStorageWritable()),
     await doctorCheck('ledger writable', true, () => (checkLedgerWritable(request.ledgerFile), request.ledgerFile)),
+    await doctorCheck('root', true, () => checkRoot(request.root, rootGiven, euid)),
+    await doctorCheck('workspaces', false, () => checkWorkspaces(request.root, request.ledgerFile, rootGiven)),
     ...(await Promise.all(
       runtimeNames.map((runtime) =>
         doctorCheck(`credential ${runtime}`, runtimeGiven && runtime === request.runtime, async () => {

@@ -6,7 +6,7 @@
  * the command of this run plan, i.e. inside a podman container.
  */
 import type { Limits } from '@agent-sandbox/shared/limits';
-import { agentUser, containerHome, containerPath, sessionEnvName } from '@agent-sandbox/shared/container-layout';
+import { agentUser, containerEntrypointLog, containerHome, containerPath, entrypointLogEnvName, sessionEnvName } from '@agent-sandbox/shared/container-layout';
 import { runtimes, type RuntimeName } from '@agent-sandbox/shared/runtimes';
 import type { ContainmentMode } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { CredStagePlanOutput } from '@agent-sandbox/shared/schemas/cred-stage';
@@ -46,7 +46,7 @@ export interface SessionPlan {
 }
 
 export interface ComposeInput {
-  request: Pick<LaunchRequest, 'runtime' | 'image' | 'agentBin' | 'agentArgs' | 'network' | 'mode'>;
+  request: Pick<LaunchRequest, 'runtime' | 'image' | 'agentBin' | 'agentArgs' | 'network' | 'mode'> & { verbose?: boolean };
   egress: EgressPlan;
   identity: SessionIdentity;
   layout: SessionLayout;
@@ -73,7 +73,9 @@ export function composePlan(input: ComposeInput): SessionPlan {
   const socketMount = egress.socketDir ? [{ source: egress.socketDir, destination: egressMount, readOnly: true }] : [];
   const allMounts = orderMounts([...mounts.mounts, ...credentials.mounts, ...socketMount]);
   const passed = runtimes[request.runtime].env.filter((name) => input.env[name] !== undefined);
-  const containerEnv = { ...mounts.env, ...proxyEnv(egress) };
+  // A quiet terminal: the entrypoint's own lines go to a file in the home (read into the ledger), unless --verbose.
+  const quiet: Record<string, string> = request.verbose ? {} : { [entrypointLogEnvName]: containerEntrypointLog };
+  const containerEnv = { ...mounts.env, ...proxyEnv(egress), ...quiet };
   const runPlan: RunPlan = {
     image: identity.image,
     sessionId: layout.sessionId,
@@ -110,7 +112,8 @@ export function composePlan(input: ComposeInput): SessionPlan {
   };
 }
 
-/** The environment a Pod gets for the same plan (kube): PATH and HOME, which podman sets itself. */
+/** The environment a Pod gets for the same plan (kube): PATH and HOME, which podman sets itself; the entrypoint's lines stay in the Pod's log. */
 export function podEnv(plan: SessionPlan): Record<string, string> {
-  return { PATH: containerPath, HOME: containerHome, ...containerEnvOf(plan) };
+  const { [entrypointLogEnvName]: _quiet, ...env } = containerEnvOf(plan);
+  return { PATH: containerPath, HOME: containerHome, ...env };
 }

@@ -3,6 +3,8 @@
  * exec, receive) so the pipeline itself never touches process stdio.
  */
 import type { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import type { WorkTransfer } from '@agent-sandbox/shared/schemas/workspace';
+import type { HeldLock } from './session-lock.js';
 import type { FaultHooks } from './faults.js';
 import type { Progress } from './progress.js';
 
@@ -22,6 +24,10 @@ export interface LaunchIo {
   faults?: FaultHooks;
   /** Extra fields for the ledger line (the receiver's `remote`). */
   remote?: Record<string, unknown>;
+  /** The workspace's lock, already held by the caller (the receiver carrying work); the launch neither takes nor releases it. */
+  lock?: HeldLock;
+  /** The work the session carried, for its ledger line (the receiver's side). */
+  work?: WorkTransfer;
   /** Called with the session's one ledger line once it is written (the receiver sends it back). */
   onVerdict?: (line: LedgerLine) => void;
 }

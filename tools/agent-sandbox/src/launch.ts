@@ -18,6 +18,7 @@ import { describeGitAudit, type GitAudit } from './git-audit.js';
 import { egressSocketDir } from './egress.js';
 import { sessionEnd } from './session-end.js';
 import type { EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
+import { entrypointLogPath, takeEntrypointLog } from './entrypoint-log.js';
 import { openExecLog } from './exec-log.js';
 import type { SessionIdentity } from './compose.js';
 import { reach } from './faults.js';
@@ -83,8 +84,14 @@ export async function launch(request: LaunchRequest, io: LaunchIo): Promise<numb
   }
 }
 
+/** A refusal before the launch began (the receiver's, while taking the work that follows a request): the session's one line. */
+export function refuseRequest(request: LaunchRequest, err: unknown, io: LaunchIo): number {
+  const targets = { ledgerFile: request.ledgerFile, ...(request.resultFile ? { resultFile: request.resultFile } : {}) };
+  return refuse(requestIdentity(request, io.host ?? 'unknown'), err, targets, io);
+}
+
 function refuse(identity: SessionIdentity, err: unknown, targets: { ledgerFile: string; resultFile?: string }, io: LaunchIo): number {
-  const { line, exitCode, message } = refusedLine(identity, err, io.remote ? { remote: io.remote } : {});
+  const { line, exitCode, message } = refusedLine(identity, err, { ...(io.remote ? { remote: io.remote } : {}), ...(io.work ? { work: io.work } : {}) });
   if (exitCode === ExitCode.internal && err instanceof Error && err.stack) io.log(err.stack);
   io.log(`agent-sandbox: ${message}`);
   recordVerdict(targets, line, io.log);
@@ -104,7 +111,8 @@ async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionId
   let identity = { ...base, sessionId: layout.sessionId };
   io.progress(`agent-sandbox: checking this host and image ${request.image}`);
   const facts = await preflightHost(request, io);
-  const lock = lockWorkspace(layout.lockFile, layout.recordFile, layout.sessionId);
+  // The receiver takes the lock itself when it carries work (it holds it from the bundle to the commits' return).
+  const lock = io.lock ?? lockWorkspace(layout.lockFile, layout.recordFile, layout.sessionId);
   const record = recordOf(request, layout, identity, io);
   let sentinel: ReturnType<typeof startSentinel> | undefined;
   try {
@@ -126,7 +134,7 @@ async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionId
   } finally {
     rmSync(layout.recordFile, { force: true });
     sentinel?.release();
-    lock.release();
+    if (!io.lock) lock.release();
   }
 }
 
@@ -180,12 +188,14 @@ async function runPrepared(
   let audit: GitAudit;
   let egress: EgressSummary | undefined;
   let logPath: string | undefined;
+  let entrypoint: ReturnType<typeof takeEntrypointLog>;
   try {
     if (request.mode === 'exec') {
       logPath = openExecLog(request.logDir, plan.layout.sessionId);
       io.printStdout(`${logPath}\n`);
     }
     io.progress(`agent-sandbox: starting session ${plan.layout.sessionId}`);
+    rmSync(entrypointLogPath(plan.layout.home), { force: true, recursive: true });
     run = await runSession(plan, acquired, prepared.facts, {
       stdio: stdioFor(request, logPath),
       env: io.env,
@@ -197,11 +207,15 @@ async function runPrepared(
     audit = await acquired.git.finish();
     egress = await acquired.egress.stop();
   } finally {
+    entrypoint = takeEntrypointLog(plan.layout.home);
     await acquired.release();
   }
   for (const line of describeGitAudit(audit)) io.log(line);
   if (run.stopped) io.log(`agent-sandbox: session ${plan.layout.sessionId} was stopped: ${run.stopped}`);
-  return { exitCode: run.exitCode, end: sessionEnd(run, audit, plan, { noNewPrivs, ...(egress ? { egress } : {}), ...(logPath ? { logPath } : {}), ...(io.remote ? { remote: io.remote } : {}) }) };
+  return {
+    exitCode: run.exitCode,
+    end: sessionEnd(run, audit, plan, { noNewPrivs, ...(egress ? { egress } : {}), ...(logPath ? { logPath } : {}), ...(entrypoint ? { entrypoint } : {}), ...(io.remote ? { remote: io.remote } : {}), ...(io.work ? { work: io.work } : {}) }),
+  };
 }
 
 export type { LaunchIo };

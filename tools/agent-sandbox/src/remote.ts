@@ -9,11 +9,13 @@ import type { SessionIdentity } from './compose.js';
 import type { LaunchIo } from './launch-io.js';
 import type { LaunchRequest } from './request.js';
 import { dispatchOverSsh } from './ssh-dispatch.js';
+import { bringBack, prepareWork, type CarriedWork } from './dispatch-work.js';
+import type { WorkOffer } from '@agent-sandbox/shared/schemas/workspace';
 import { openExecLog } from './exec-log.js';
 import { ranLine, recordVerdict, refusedLine } from './verdict.js';
 
 /** The fields of a launch request the node's receiver takes (everything else is the node's own). */
-export function sessionRequestOf(request: LaunchRequest, host: HostEntry): SessionRequest {
+export function sessionRequestOf(request: LaunchRequest, host: HostEntry, work?: WorkOffer): SessionRequest {
   return {
     version: 1,
     nodeMachineId: host.machineId,
@@ -24,6 +26,8 @@ export function sessionRequestOf(request: LaunchRequest, host: HostEntry): Sessi
     image: request.image,
     ...(request.agentBin ? { agentBin: request.agentBin } : {}),
     agentArgs: request.agentArgs,
+    ...(work ? { work } : {}),
+    ...(request.verbose ? { verbose: true } : {}),
   };
 }
 
@@ -42,11 +46,26 @@ function checkDispatchable(request: LaunchRequest, host: HostEntry): void {
 
 export async function launchRemote(request: LaunchRequest, host: HostEntry, io: LaunchIo, identity: SessionIdentity): Promise<number> {
   checkDispatchable(request, host);
+  // A workspace made here travels with the session (and is locked here until its commits are back).
+  const work = await prepareWork(request);
+  try {
+    return await dispatch(request, host, io, identity, work);
+  } finally {
+    work?.release();
+  }
+}
+
+async function dispatch(request: LaunchRequest, host: HostEntry, io: LaunchIo, identity: SessionIdentity, work: CarriedWork | undefined): Promise<number> {
+  if (work) io.progress(`agent-sandbox: sending ${work.offer.branch} (${work.sent.bytes} bytes) to ${host.name}`);
   const targets = { ledgerFile: request.ledgerFile, ...(request.resultFile ? { resultFile: request.resultFile } : {}) };
   const logPath = request.mode === 'exec' ? openExecLog(request.logDir, identity.sessionId) : undefined;
   if (logPath) io.printStdout(`${logPath}\n`);
   io.progress(`agent-sandbox: dispatching to ${host.name} over ssh`);
-  const result = await dispatchOverSsh(host, sessionRequestOf(request, host), { stdout: logPath ? { file: logPath, append: true } : 'inherit', stderr: io.log });
+  const result = await dispatchOverSsh(host, sessionRequestOf(request, host, work?.offer), {
+    stdout: logPath ? { file: logPath, append: true } : 'inherit',
+    stderr: io.log,
+    ...(work ? { payload: work.bundleFile } : {}),
+  });
   if (!result.started) {
     if (result.exitCode === 255) {
       throw new ToolError('unreachable', 'ssh-failed', `ssh to ${host.name} failed before the remote side started: ${result.stderrTail.split('\n').slice(-2).join(' | ') || 'no message'}`);
@@ -57,6 +76,9 @@ export async function launchRemote(request: LaunchRequest, host: HostEntry, io: 
     return result.exitCode;
   }
   const v = (result.verdict ?? {}) as Partial<LedgerLine>;
+  const transfer = work ? await bringBack(work, host, result.verdict ? v : undefined) : undefined;
+  if (transfer?.fetched === 'fast-forward') io.progress(`agent-sandbox: ${transfer.branch} advanced to ${transfer.returned?.tip.slice(0, 12)} with the session's commits`);
+  if (transfer?.message) io.log(`agent-sandbox: ${transfer.message}`);
   const exitCode = result.exitCode === 255 && v.exitCode !== undefined ? v.exitCode : result.exitCode;
   const line = ranLine(
     { ...identity, account: v.account ?? identity.account, containment: v.containment ?? null, ...(v.limits ? { limits: v.limits } : {}) },
@@ -69,6 +91,8 @@ export async function launchRemote(request: LaunchRequest, host: HostEntry, io: 
       peak: v.peak ?? null,
       ...(logPath ? { logPath } : {}),
       remote: { ...(v.remote ?? {}), via: 'ssh', verdict: result.verdict ? 'received' : 'missing', ...(v.runId ? { runId: v.runId } : {}) },
+      ...(transfer ? { work: transfer } : {}),
+      ...(v.entrypoint ? { entrypoint: v.entrypoint } : {}),
     },
   );
   recordVerdict(targets, v.outcome === 'refused' ? { ...line, outcome: 'refused' } : line, io.log);

@@ -42,6 +42,8 @@ export interface LaunchRequest {
   egress: 'runtime' | 'none';
   /** Hosts added to the session's allowlist (--allow-host; local sessions only). */
   allowHosts: string[];
+  /** Launcher progress lines, and the container entrypoint's own lines, on stderr (otherwise only the agent shows). */
+  verbose: boolean;
   host?: string;
   registryFile: string;
   registryExplicit: boolean;
@@ -87,6 +89,7 @@ export const sessionFlags = [
   { flag: 'hosts', type: 'string', describe: 'hosts registry (default ${XDG_CONFIG_HOME:-~/.config}/agent-sandbox/hosts.json)' },
   { flag: 'ledger', type: 'string', describe: 'ledger file (default ${XDG_STATE_HOME:-~/.local/state}/agent-sandbox/ledger.jsonl)' },
   { flag: 'result-file', type: 'string', describe: 'also write the verdict JSON here' },
+  { flag: 'verbose', type: 'boolean', describe: "progress lines and the container entrypoint's own lines on stderr (otherwise they go to the ledger and only the agent shows)" },
 ] as const;
 
 const flagOf = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
@@ -189,6 +192,7 @@ export function parseRequest(mode: Mode, options: Record<string, unknown>, rest:
     ...parseEgress(options, network),
     allowExpiring: flagBool(options, 'allowExpiring'),
     gitRoots: parseGitRoots(options),
+    verbose: flagBool(options, 'verbose'),
     ...(host ? { host } : {}),
     registryFile: hostsFlag ? absolute('hosts', hostsFlag) : defaultRegistryPath(env, home),
     registryExplicit: Boolean(hostsFlag),

@@ -12,6 +12,8 @@ import type { SessionEnd } from './verdict.js';
 export interface EndContext {
   noNewPrivs: boolean;
   egress?: EgressSummary;
+  entrypoint?: SessionEnd['entrypoint'];
+  work?: SessionEnd['work'];
   logPath?: string;
   remote?: Record<string, unknown>;
 }
@@ -37,6 +39,8 @@ export function sessionEnd(run: SessionRun, audit: GitAudit, plan: SessionPlan, 
     ...(audit.nestedGit.length > 0 ? { nestedGit: audit.nestedGit } : {}),
     ...(audit.gitView ? { gitView: audit.gitView } : {}),
     egress: { mode: plan.egress.mode, allow: plan.egress.allow, ...(plan.egress.logPath ? { log: plan.egress.logPath } : {}), ...(context.egress ? { summary: context.egress } : {}) },
+    ...(context.entrypoint ? { entrypoint: context.entrypoint } : {}),
     ...(context.remote ? { remote: context.remote } : {}),
+    ...(context.work ? { work: context.work } : {}),
   };
 }

@@ -15,6 +15,7 @@ import { checkLedgerWritable, checkStorageWritable, checkSubuids, diskCeiling } 
 import type { LaunchRequest } from './request.js';
 import { installedPaths } from './session-home.js';
 import { egressPlanOf } from './egress.js';
+import { recordedGitRoots } from './workspace-record.js';
 
 export interface PreparedSession {
   plan: SessionPlan;
@@ -70,11 +71,13 @@ export async function composeSession(
 ): Promise<PreparedSession> {
   const stageInput = stageInputFor(request, layout, identity);
   const credentials = await planCredentials(stageInput, { env: io.env });
+  // A workspace made by `workspace new` brings its repository's common dir as a git root.
+  const gitRoots = [...request.gitRoots, ...(await recordedGitRoots(layout.root, layout.sessionId, layout.workspace))];
   const mounts = await planMounts({
     workspace: layout.workspace,
     root: layout.root,
     sessionId: layout.sessionId,
-    ...(request.gitRoots.length > 0 ? { gitRoots: [layout.root, ...request.gitRoots] } : {}),
+    ...(gitRoots.length > 0 ? { gitRoots: [layout.root, ...gitRoots] } : {}),
   });
   const withAccount = { ...identity, account: credentials.identity.account };
   const tty = request.mode === 'run' && io.stdinIsTTY && io.stdoutIsTTY;

@@ -4,10 +4,11 @@
  * The remote end is a forced command, so nothing here chooses what runs there: the
  * request (identities and paths, never a token) goes as JSON on stdin.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { HostEntry, HostSsh, SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import type { ReturnRequest } from '@agent-sandbox/shared/schemas/workspace';
 import { ToolError } from '@agent-sandbox/shared';
 
 
@@ -62,7 +63,7 @@ export interface DispatchResult {
 export async function dispatchOverSsh(
   host: HostEntry,
   request: SessionRequest,
-  io: { stdout: { file: string; append: true } | 'inherit'; stderr: (line: string) => void },
+  io: { stdout: { file: string; append: true } | 'inherit'; stderr: (line: string) => void; payload?: string },
 ): Promise<DispatchResult> {
   if (!host.ssh) throw new ToolError('internal', 'no-ssh-entry', `host ${host.name} has no ssh entry`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sandbox-ssh-'));
@@ -84,6 +85,8 @@ export async function dispatchOverSsh(
     });
     child.stdin?.on('error', () => undefined);
     child.stdin?.write(`${JSON.stringify(request)}\n`);
+    // The work's bundle follows the line, exactly request.work.bytes; stdin stays open after it.
+    if (io.payload && child.stdin) createReadStream(io.payload).on('error', () => undefined).pipe(child.stdin, { end: false });
     let started = false;
     let verdict: Record<string, unknown> | undefined;
     const tail: string[] = [];
@@ -113,6 +116,36 @@ export async function dispatchOverSsh(
     if (pending) io.stderr(pending);
     const exitCode = typeof result.exitCode === 'number' ? result.exitCode : 255;
     return { exitCode, started, stderrTail: tail.join('\n'), ...(verdict ? { verdict } : {}) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The second request kind: asks the node for the bundle a session left and writes ssh's stdout
+ * to `file`, at most `maxBytes` (ssh is stopped past that). Returns ssh's exit status and the
+ * receiver's last stderr lines.
+ */
+export async function fetchOverSsh(host: HostEntry, request: ReturnRequest, file: string, maxBytes: number): Promise<{ exitCode: number; bytes: number; stderrTail: string }> {
+  if (!host.ssh) throw new ToolError('internal', 'no-ssh-entry', `host ${host.name} has no ssh entry`);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sandbox-ssh-'));
+  try {
+    const knownHosts = path.join(dir, 'known_hosts');
+    writeFileSync(knownHosts, knownHostsLine(host.ssh), { mode: 0o600 });
+    const [bin, ...args] = buildSshArgv(host.ssh, knownHosts);
+    const { execa } = await import('execa');
+    const child = execa(bin!, args, { input: `${JSON.stringify(request)}\n`, stdout: 'pipe', stderr: 'pipe', reject: false, buffer: { stdout: false }, shell: false });
+    const out = createWriteStream(file, { mode: 0o600 });
+    let bytes = 0;
+    child.stdout?.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > maxBytes) child.kill('SIGTERM');
+      else out.write(chunk);
+    });
+    const result = await child;
+    await new Promise<void>((resolve) => out.end(resolve));
+    const exitCode = typeof result.exitCode === 'number' ? result.exitCode : 255;
+    return { exitCode: bytes > maxBytes ? 255 : exitCode, bytes, stderrTail: String(result.stderr ?? '').trim().split('\n').slice(-3).join(' | ') };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

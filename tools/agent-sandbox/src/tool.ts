@@ -14,9 +14,13 @@ import { launch } from './launch.js';
 import type { LaunchIo } from './launch-io.js';
 import { defaultLedgerPath } from './ledger.js';
 import { makeProgress } from './progress.js';
-import { receive, type Channel } from './receiver.js';
+import { defaultBundleMax, receive, type Channel } from './receiver.js';
+import { stdinChannel } from './stdin-channel.js';
+import { parseSize } from '@agent-sandbox/shared/limits';
 import { defaultImage, defaultRoot, homeOf, parseRequest, sessionFlags, type Mode } from './request.js';
 import { sweepAbandoned } from './sweep.js';
+import { workspaceCommand } from './workspace-command.js';
+import { nodeSetupCommand } from './node-setup-command.js';
 import { recordVerdict, refusedLine } from './verdict.js';
 import { defaultLimits } from '@agent-sandbox/shared/limits';
 
@@ -26,8 +30,10 @@ const options = sessionFlags.map((f) => ({ flag: f.flag, type: f.type, describe:
 export interface Entry {
   argv: string[];
   writeStdout: (text: string) => void;
-  /** The receiver's channel: the request's first line on stdin, and the connection's end. */
+  /** The receiver's channel: the request's first line on stdin, the bytes after it, and the connection's end. */
   channel: () => Channel;
+  /** The process's stdout as a stream (the receiver's return bundle). */
+  stdout: () => NodeJS.WritableStream;
   stderrIsTTY: boolean;
 }
 
@@ -56,14 +62,14 @@ function refuseUsage(err: unknown, ctx: RunContext): number {
   return exitCode;
 }
 
-function launchIo(entry: Entry, ctx: RunContext): LaunchIo {
+function launchIo(entry: Entry, ctx: RunContext, verbose: boolean): LaunchIo {
   return {
     env: ctx.env,
     user: user(),
     stdinIsTTY: ctx.stdinIsTTY,
     stdoutIsTTY: ctx.stdoutIsTTY,
     log: ctx.log,
-    progress: makeProgress(entry.stderrIsTTY, ctx.log),
+    progress: makeProgress(verbose, ctx.log),
     printStdout: entry.writeStdout,
   };
 }
@@ -82,7 +88,7 @@ function sessionCommand(mode: Mode, entry: Entry, describe: string): CommandSpec
       } catch (err) {
         return { exitCode: refuseUsage(err, ctx) };
       }
-      return { exitCode: await launch(request, launchIo(entry, ctx)) };
+      return { exitCode: await launch(request, launchIo(entry, ctx, request.verbose)) };
     },
   };
 }
@@ -101,6 +107,7 @@ function receiveCommand(entry: Entry): CommandSpec {
       { flag: 'root', type: 'string', describe: 'permitted root on this node (default $HOME/sandbox)' },
       { flag: 'ledger', type: 'string', describe: 'ledger file on this node' },
       { flag: 'machine-id-file', type: 'string', describe: "this node's identity (default /etc/machine-id)" },
+      { flag: 'bundle-max', type: 'string', describe: `the largest git bundle a dispatched session may bring (default ${defaultBundleMax})` },
     ],
     run: async (_i, ctx) => {
       const ledgerFile = (ctx.options['ledger'] as string | undefined) ?? defaultLedgerPath(ctx.env, homeOf(ctx.env));
@@ -109,8 +116,10 @@ function receiveCommand(entry: Entry): CommandSpec {
         ledgerFile,
         logDir: path.join(path.dirname(ledgerFile), 'logs'),
         machineIdFile: (ctx.options['machineIdFile'] as string | undefined) ?? '/etc/machine-id',
+        bundleMaxBytes: parseSize('--bundle-max', (ctx.options['bundleMax'] as string | undefined) ?? defaultBundleMax),
+        stdout: entry.stdout,
       };
-      const io = { ...launchIo(entry, ctx), stdinIsTTY: false, stdoutIsTTY: false, progress: () => undefined };
+      const io = { ...launchIo(entry, ctx, false), stdinIsTTY: false, stdoutIsTTY: false, progress: () => undefined };
       return { exitCode: await receive(entry.channel(), config, io) };
     },
   };
@@ -169,7 +178,7 @@ function doctorCommandSpec(entry: Entry): CommandSpec {
       await sweepFirst(ctx, ctx.options['root']);
       const o = ctx.options;
       const req = parseRequest('run', { ...o, runtime: o['runtime'] ?? 'codex', workspace: 'doctor' }, [], ctx.env, entry.argv);
-      const { exitCode, ...doc } = await doctorCommand(req, { env: ctx.env, user: user() }, o['runtime'] !== undefined);
+      const { exitCode, ...doc } = await doctorCommand(req, { env: ctx.env, user: user() }, o['runtime'] !== undefined, o['root'] !== undefined);
       if (o['json']) return { output: doc, exitCode };
       for (const c of doc.checks) ctx.log(`${c.ok ? 'ok  ' : c.required ? 'FAIL' : 'warn'} ${c.name}: ${c.ok ? c.detail : c.remedy}`);
       ctx.log(doc.ok ? 'a session would start here' : 'a session would NOT start here');
@@ -189,30 +198,12 @@ export function makeTool(entry: Entry): ToolSpec {
       ...printCommands(request),
       hostsCommandSpec(),
       doctorCommandSpec(entry),
+      workspaceCommand(),
+      nodeSetupCommand(entry.argv[1] ?? 'agent-sandbox'),
       receiveCommand(entry),
     ],
     epilog: `Defaults: root $HOME/sandbox, image ${defaultImage}, ledger \${XDG_STATE_HOME:-~/.local/state}/agent-sandbox/ledger.jsonl. The agent never runs outside a container; no flag or variable changes that.`,
   };
-}
-
-/** The receiver's channel on fd 0: the first line, then the end of the connection. */
-function stdinChannel(): Channel {
-  const closed = new AbortController();
-  let buffered = '';
-  let resolveLine: (line: string) => void;
-  const line = new Promise<string>((resolve) => (resolveLine = resolve));
-  process.stdin.setEncoding('utf8');
-  process.stdin.on('data', (chunk: string) => {
-    if (buffered.includes('\n')) return;
-    buffered += chunk;
-    if (buffered.includes('\n')) resolveLine(buffered.slice(0, buffered.indexOf('\n')));
-  });
-  process.stdin.on('end', () => {
-    resolveLine(buffered);
-    closed.abort('abandoned');
-  });
-  process.stdin.on('error', () => closed.abort('abandoned'));
-  return { firstLine: () => line, closed: closed.signal, close: () => process.stdin.destroy() };
 }
 
 /** The entry the bin shim calls. */
@@ -223,6 +214,7 @@ export async function run(): Promise<void> {
       argv: [process.execPath, ...process.argv.slice(1)],
       writeStdout: (text) => void writeStdout(text),
       channel: stdinChannel,
+      stdout: () => process.stdout,
       stderrIsTTY: isTerminal(2),
     }),
     io,

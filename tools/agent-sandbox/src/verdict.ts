@@ -28,6 +28,8 @@ export interface SessionEnd {
   gitView?: LedgerLine['gitView'];
   egress?: LedgerLine['egress'];
   remote?: LedgerLine['remote'];
+  work?: LedgerLine['work'];
+  entrypoint?: LedgerLine['entrypoint'];
 }
 
 /** The identity fields every line states, as the ledger schema has them. */
@@ -53,11 +55,13 @@ export function ranLine(identity: SessionIdentity, end: SessionEnd): LedgerLine 
     ...(end.gitView ? { gitView: end.gitView } : {}),
     ...(end.egress ? { egress: end.egress } : {}),
     ...(end.remote ? { remote: end.remote } : {}),
+    ...(end.work ? { work: end.work } : {}),
+    ...(end.entrypoint ? { entrypoint: end.entrypoint } : {}),
   };
 }
 
 /** The line of a refusal: the error's code as the reason, its exit code as the status. */
-export function refusedLine(identity: SessionIdentity, err: unknown, extra: Pick<LedgerLine, 'remote'> = {}): { line: LedgerLine; exitCode: number; message: string } {
+export function refusedLine(identity: SessionIdentity, err: unknown, extra: Pick<LedgerLine, 'remote' | 'work'> = {}): { line: LedgerLine; exitCode: number; message: string } {
   const { document, exitCode } = toErrorDocument(err);
   return {
     exitCode,

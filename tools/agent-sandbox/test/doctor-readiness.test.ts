@@ -18,6 +18,8 @@ const names = [
   'image present',
   "podman's storage writable",
   'ledger writable',
+  'root',
+  'workspaces',
   'credential codex',
   'credential claude',
   'credential cursor-agent',
@@ -26,7 +28,7 @@ const names = [
 
 t.test('a ready node reports every check ok and exits 0', async (t) => {
   const fx = await sessionFixture(t, 'doctor');
-  const out = await fx.run(['doctor', '--runtime', 'codex', '--json']);
+  const out = await fx.run(['doctor', '--runtime', 'codex', '--json', '--root', fx.root]);
   t.equal(out.exitCode, 0, out.stdout);
   validateDocument(DoctorReport, out.json, 'doctor');
   t.same(out.json.checks.map((c: { name: string }) => c.name), names, 'every check, in order');
@@ -36,7 +38,7 @@ t.test('a ready node reports every check ok and exits 0', async (t) => {
 t.test('a missing credential is a failing line with the exact remedy, and exit 85', async (t) => {
   const fx = await sessionFixture(t, 'doctor85');
   await rm(`${fx.home}/.codex/auth.json`);
-  const out = await fx.run(['doctor', '--runtime', 'codex', '--json']);
+  const out = await fx.run(['doctor', '--runtime', 'codex', '--json', '--root', fx.root]);
   t.equal(out.exitCode, 85);
   const line = out.json.checks.find((c: { name: string }) => c.name === 'credential codex');
   t.match(line, { ok: false, exitCode: 85, remedy: /codex login/ });
@@ -44,7 +46,7 @@ t.test('a missing credential is a failing line with the exact remedy, and exit 8
 
 t.test('the human report names the remedy under NoNewPrivs: loginctl enable-linger, exit 84', async (t) => {
   const fx = await sessionFixture(t, 'doctor84');
-  const out = await execa('setpriv', ['--no-new-privs', binPath('agent-sandbox'), 'doctor', '--runtime', 'codex'], { env: fx.env, extendEnv: false, reject: false });
+  const out = await execa('setpriv', ['--no-new-privs', binPath('agent-sandbox'), 'doctor', '--runtime', 'codex', '--root', fx.root], { env: fx.env, extendEnv: false, reject: false });
   t.equal(out.exitCode, 84);
   t.match(out.stderr, /FAIL NoNewPrivs and user manager: .*loginctl enable-linger/);
   t.match(out.stderr, /a session would NOT start here/);

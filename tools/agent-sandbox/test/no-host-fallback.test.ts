@@ -103,12 +103,17 @@ t.test('the launcher spawns nothing but podman (via sandbox-run), ssh and its pr
   }
   t.same(spawning, {
     'disk-watch.ts': ["captureCommand('du'"], // the disk ceiling's watchdog walks the workspace and home
+    'git-grant.ts': ["spawnSync('setfacl'"], // root mode: ACL entries giving uid 1000 a repository's objects/refs/logs
+    'git-run.ts': ["spawnSync('git'"], // git on the host, metadata named explicitly and hooks off (workspaces, bundles)
+    'node-setup.ts': ['spawnSync(cmd'], // getent, useradd, loginctl: provisioning a node's user, never a session
+    'receive-work.ts': [], // crypto through the shared builtins: the received bundle's sha256
+    'work-bundle.ts': [], // crypto through the shared builtins: a bundle's sha256 and the mirror's name
     'hosts.ts': [], // node:net through the shared builtins: the TCP reachability probe, no process
     'launch.ts': [], // crypto through the shared builtins: the run id
     'preflight.ts': ["captureCommand('dmesg'"],
     'sentinel.ts': ["spawn('/bin/sh'"], // waits on a pipe; on the launcher's death runs sentinel-main.js (cleanup, no agent)
     'session-lock.ts': ["spawnSync('flock'"], // util-linux flock on the lock file's descriptor
-    'ssh-dispatch.ts': ['execa(bin!'],
+    'ssh-dispatch.ts': ['execa(bin!', 'execa(bin!'], // the session's ssh, and the one that fetches its commits back
     'commands.ts': [], // crypto: the plan's run id
     'tool.ts': [], // crypto: a refusal's run id
   });

@@ -7,6 +7,7 @@ import { AbsolutePath, Closed, DurationText, Mount, SizeText, Type, type Static 
 import { runtimeNames, type RuntimeName as RuntimeNameOf } from '../runtimes.js';
 import { GitViewReport, NestedGitChange, RefChange } from './mount-plan.js';
 import { EgressSummary } from './egress-proxy.js';
+import { WorkOffer, WorkTransfer } from './workspace.js';
 
 export const RuntimeName = Type.Unsafe<RuntimeNameOf>(Type.Union(runtimeNames.map((name) => Type.Literal(name)), { description: 'which agent CLI the session runs' }));
 export type RuntimeName = Static<typeof RuntimeName>;
@@ -61,6 +62,7 @@ export type HostsRegistry = Static<typeof HostsRegistry>;
 export const SessionRequest = Closed(
   {
     version: Type.Literal(1),
+    kind: Type.Optional(Type.Literal('session', { description: 'a session (the default); see agent-sandbox.return-request for the other kind' })),
     nodeMachineId: Type.String({ pattern: '^[0-9a-f]{32}$', description: 'the node this request is meant for' }),
     runtime: RuntimeName,
     workspaceId: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$', description: 'the workspace under <root>/workspaces on the node' }),
@@ -71,6 +73,8 @@ export const SessionRequest = Closed(
     agentBin: Type.Optional(Type.String({ minLength: 1, description: 'the binary run inside the container (default: the runtime CLI)' })),
     agentArgs: Type.Array(Type.String()),
     requestedBy: Type.Optional(Type.String({ maxLength: 200 })),
+    work: Type.Optional(WorkOffer),
+    verbose: Type.Optional(Type.Boolean({ description: "the container entrypoint's lines go to stderr instead of the ledger" })),
   },
   { $id: 'agent-sandbox.session-request' },
 );
@@ -121,6 +125,16 @@ export const LedgerLine = Closed(
       ),
     ),
     remote: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    work: Type.Optional(WorkTransfer),
+    entrypoint: Type.Optional(
+      Closed(
+        {
+          lines: Type.Array(Type.String(), { description: "the container entrypoint's and cred-stage install's own lines, in order" }),
+          truncated: Type.Boolean({ description: 'the file was longer than the launcher reads (16 KiB)' }),
+        },
+        { description: 'written inside the container before the agent started, read after it ended: the agent could have changed it' },
+      ),
+    ),
   },
   { $id: 'agent-sandbox.ledger-line' },
 );
