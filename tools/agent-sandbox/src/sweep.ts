@@ -130,6 +130,13 @@ async function lockOfDeadOwner(lockFile: string, recordFile: string, waitMs = 20
  * a session whose lock is held (it is running) is never touched.
  */
 export async function sweepAbandoned(root: string, log: (line: string) => void): Promise<string[]> {
+  // Parent cgroups whose owner died (podman-attrib's own owner records): also those of a
+  // session that wrote its line but could not remove a parent conmon was still leaving.
+  try {
+    sweepStaleParents({});
+  } catch {
+    // a parent that cannot be removed now is removed by a later sweep
+  }
   const dir = sessionsDir(root);
   let names: string[];
   try {

@@ -60,14 +60,15 @@ t.test('plan prints the composed plan and runs nothing', async (t) => {
   t.equal(out.exitCode, 0, out.stderr);
   const plan = JSON.parse(out.stdout);
   t.match(plan, { ok: true, sessionId: fx.id, containment: 'podman-rootful', workdir: `/sandbox/workspaces/${fx.id}` });
-  t.same(plan.command, [`/sandbox/workspaces/${fx.id}/stub-agent.sh`, '0', fx.hostMarker], 'the agent command is the container command');
+  t.same(plan.command, ['egress-relay', '--socket', '/run/sandbox-egress/egress.sock', '--listen', '127.0.0.1:3128', '--', `/sandbox/workspaces/${fx.id}/stub-agent.sh`, '0', fx.hostMarker], 'the agent command is the container command, behind the egress relay');
   t.equal(plan.argv.filter((a: string) => a === 'run').length, 1, 'a podman run argv');
   t.ok(plan.argv.includes('--cap-drop=ALL'));
   t.same(
     plan.mounts.map((m: { destination: string }) => m.destination).sort(),
-    ['/sandbox-secrets/codex/auth.json', '/sandbox/home', `/sandbox/workspaces/${fx.id}`].sort(),
-    'exactly the workspace, its home and the staged credential',
+    ['/run/sandbox-egress', '/sandbox-secrets/codex/auth.json', '/sandbox/home', `/sandbox/workspaces/${fx.id}`].sort(),
+    "exactly the workspace, its home, the staged credential and the broker's socket directory",
   );
+  t.ok(plan.mounts.filter((m: { destination: string }) => m.destination.startsWith('/sandbox-secrets') || m.destination === '/run/sandbox-egress').every((m: { readOnly: boolean }) => m.readOnly), 'the credential and the socket directory read-only');
   t.equal(fx.ranInWorkspace(), undefined, 'nothing ran');
   t.equal(fx.ledgerLines().length, 0, 'plan writes no ledger line: no session');
 });

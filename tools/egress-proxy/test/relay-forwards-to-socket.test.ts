@@ -98,7 +98,7 @@ t.test('with a command: it runs once listening, gets the proxy variables, and it
     `all_proxy=${url}`, `http_proxy=${url}`, `https_proxy=${url}`, 'no_proxy=localhost,127.0.0.1,::1',
   ]);
   const listening = await execa(relay, relayArgs(['--socket', `${dir}/s.sock`, '--listen', String(port), '--', 'node', '-e', `require('net').connect(${port}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', () => process.exit(9))`]), { reject: false });
-  t.equal(listening.exitCode, 0, 'the command could connect to the relay at once', { stderr: listening.stderr });
+  t.equal(listening.exitCode, 0, `the command could connect to the relay at once (exit ${listening.exitCode}, signal ${listening.signal}, stderr ${listening.stderr})`);
 });
 
 t.test('SIGTERM to the relay reaches the command', async (t) => {
