@@ -69,29 +69,43 @@ export const now = () => Number(process.hrtime.bigint()) / 1e6;
 export const sleep = (t) => new Promise((r) => setTimeout(r, t));
 export const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
-/** Runs one command to completion; returns wall milliseconds (spawn to exit) and its status. */
+/**
+ * CPU milliseconds (user + system) of this process's children that have been waited for, and of
+ * what they waited for in turn (cutime + cstime): load moves it far less than wall time. In clock
+ * ticks of 10 ms, so a case's figure is a mean over its runs.
+ */
+export const childCpuMs = () => {
+  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[13]) + Number(fields[14])) * 10;
+};
+
+/** Runs one command to completion; returns wall milliseconds (spawn to exit), CPU milliseconds and its status. */
 export function timed(cmd, argv, { input, env, expect = [0] } = {}) {
   const t0 = now();
+  const c0 = childCpuMs();
   const r = spawnSync(cmd, argv, { input: input ?? '', env: env ?? baseEnv, stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
   const wall = now() - t0;
+  const cpu = childCpuMs() - c0;
   if (expect !== 'any' && !expect.includes(r.status)) {
     throw new Error(`${cmd} ${argv.join(' ')}: exit ${r.status ?? r.signal}, expected ${expect}\n${String(r.stderr).slice(-2000)}`);
   }
-  return { wall, status: r.status, stdout: String(r.stdout), stderr: String(r.stderr) };
+  return { wall, cpu, status: r.status, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 
-/** Interleaves the cases run after run (so load drift hits them alike); medians per case. */
+/** Interleaves the cases run after run (so load drift hits them alike); per case the median wall time and the mean CPU time. */
 export function compare(cases, n = options.runs) {
   const walls = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
+  const cpu = Object.fromEntries(Object.keys(cases).map((k) => [k, 0]));
   const status = {};
   for (let i = 0; i < n; i += 1) {
     for (const [name, fn] of Object.entries(cases)) {
       const r = fn();
       walls[name].push(r.wall);
+      cpu[name] += r.cpu ?? 0;
       status[name] = r.status;
     }
   }
-  return Object.fromEntries(Object.entries(walls).map(([k, w]) => [k, { median: median(w), min: Math.min(...w), max: Math.max(...w), exit: status[k] }]));
+  return Object.fromEntries(Object.entries(walls).map(([k, w]) => [k, { median: median(w), min: Math.min(...w), max: Math.max(...w), cpu: cpu[k] / n, exit: status[k] }]));
 }
 
 /** One line per case: its median, and its spread or its ratio to `base`. */
