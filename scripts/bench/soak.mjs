@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { bin, image, loadavg, median, now, options, pct, sleep, started, tag } from './common.mjs';
+import { bin, childCpuMs, image, loadavg, median, now, options, pct, sleep, started, tag } from './common.mjs';
 import { base, env, makeRoot, plainWorkspace } from './fixture.mjs';
 import { sampleRss } from './concurrent.mjs';
 import { checkLedger, leftovers } from './soak-check.mjs';
@@ -55,6 +55,7 @@ async function runAll(root, ledger, sessions, egressFlags) {
   await sleep(5000);
   const t0 = now();
   const startedAt = Date.now();
+  const cpu0 = childCpuMs();
   for (const s of sessions) {
     const limits = Object.entries({ '--memory': '256m', '--pids': '64', ...Object.fromEntries(pairs(s.flags)) }).flat();
     const argv = ['run', '--runtime', 'codex', '--workspace', s.id, '--root', root, '--ledger', ledger, '--image', image, ...limits, ...egressFlags];
@@ -63,24 +64,28 @@ async function runAll(root, ledger, sessions, egressFlags) {
   const rss = sampleRss(sessions.map((s) => s.run.child.pid), 200);
   for (const s of sessions) s.result = await s.run.done;
   const total = now() - t0;
+  const launcherCpuS = (childCpuMs() - cpu0) / 1000;
   const peaks = rss();
   const memory = { maxMiB: peaks.maxKb / 1024, sumMiB: peaks.sumKb / 1024 };
   const samples = await probe.stop();
   const baseline = samples.filter((x) => x.at < 5000).map((x) => x.ms);
   const during = samples.filter((x) => x.at >= 5000).map((x) => x.ms);
-  return { startedAt, total, memory, latency: { before: dist(baseline), during: dist(during), failed: samples.filter((x) => x.status !== undefined).length } };
+  const worst = samples.filter((x) => x.at >= 5000).sort((a, b) => b.ms - a.ms).slice(0, 3).map((x) => ({ atS: (x.at - 5000) / 1000, ms: x.ms }));
+  return { startedAt, total, launcherCpuS, memory, latency: { before: dist(baseline), during: dist(during), worst, failed: samples.filter((x) => x.status !== undefined).length } };
 }
 
 /** Where the time went: the phases of the sessions that simply exit, and of all; the containers' CPU by kind. */
 function timeFigures(sessions, run, ledger) {
   const events = containerEvents(run.startedAt, `${tag}-k`);
   const exits = sessions.filter((s) => s.expect === 'exited');
-  return { exits: phases(exits, events), all: phases(sessions, events), cpu: cpuByKind(sessions, ledger) };
+  const containerCpuS = ledger.reduce((sum, l) => sum + (l.peak?.cpuSeconds ?? 0), 0);
+  return { exits: phases(exits, events), all: phases(sessions, events), cpu: cpuByKind(sessions, ledger), launcherCpuS: run.launcherCpuS, containerCpuS };
 }
 
 function reportTime(time) {
   const line = (p) => Object.entries(p).map(([k, v]) => `${k} ${(v.median / 1000).toFixed(1)} s (max ${(v.max / 1000).toFixed(1)})`).join(', ');
   console.log(`   where the time went (podman's events), sessions that exit: ${line(time.exits)}`);
+  console.log(`   CPU: the launchers and what they waited for (podman's client, flock, du) ${time.launcherCpuS.toFixed(1)} s, the containers ${time.containerCpuS.toFixed(1)} s (conmon, podman's cleanup and the sentinels not counted)`);
   console.log(`   container CPU seconds (ledger peak), median by kind: ${Object.entries(time.cpu).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
 }
 
@@ -100,6 +105,7 @@ function report(n, egressMode, run, checked, left, load, sessions) {
   for (const [k, v] of Object.entries(left.left)) if (Array.isArray(v) && v.length) console.log(`     ${k}: ${v.slice(0, 5).map((x) => (typeof x === 'string' ? x : `${x.pid} ${x.cmd}`)).join('; ')}`);
   console.log(`   host latency, sh -c true every 100 ms: before (5 s) ${fmt(run.latency.before)}`);
   console.log(`                                         during      ${fmt(run.latency.during)}${run.latency.failed ? `; ${run.latency.failed} failed` : ''}`);
+  console.log(`   the slowest during: ${run.latency.worst.map((w) => `${w.ms.toFixed(0)} ms at ${w.atS.toFixed(1)} s`).join(', ')} (seconds after the sessions were started)`);
   console.log(`   load average: before ${load.before}, after ${load.after}`);
 }
 
@@ -116,9 +122,12 @@ export async function soak() {
   load.after = loadavg();
   const checked = checkLedger(ledger, sessions);
   const left = leftovers(root, sessions.map((s) => s.id), `${tag}-k`);
+  // Anything left is looked at again later: gone by then (a cleanup that lost a race and a later sweep took), or not.
+  const later = left.total > 0 ? (await sleep(10_000), leftovers(root, sessions.map((s) => s.id), `${tag}-k`)) : undefined;
   report(n, egressMode, run, checked, left, load, sessions);
+  if (later) console.log(`   left 10 s later: ${Object.entries(later.count).map(([k, v]) => `${k} ${v}`).join(', ')} (total ${later.total})`);
   const time = timeFigures(sessions, run, checked.ledger);
   reportTime(time);
   const { ledger: _lines, ...ledgerFigures } = checked;
-  return { sessions: n, egress: egressMode, time, total: run.total, memory: run.memory, latency: run.latency, ledger: ledgerFigures, left: left.count, loadavg: load };
+  return { sessions: n, egress: egressMode, time, total: run.total, memory: run.memory, latency: run.latency, ledger: ledgerFigures, left: left.count, ...(later ? { leftLater: later.count } : {}), loadavg: load };
 }
