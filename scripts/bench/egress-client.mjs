@@ -1,6 +1,7 @@
-// The bench's HTTP client for scripts/bench-egress.mjs: one request per connection or many on
-// one, through a relay (CONNECT first) or straight at a server. Raw sockets and Content-Length
-// framing, the same code for every case, so the cases differ only in the path.
+// The bench's HTTP client for the broker section (scripts/bench/egress.mjs): one request per
+// connection or many on one, through a relay (CONNECT first) or straight at a server. Raw
+// sockets and Content-Length framing, the same code for every case, so the cases differ only in
+// the path.
 import net from 'node:net';
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
