@@ -9,7 +9,8 @@
  */
 import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { startSessionBroker, egressAllowlist, type SessionBroker } from '@agent-sandbox/egress-proxy';
+import { egressAllowlist } from '@agent-sandbox/egress-proxy/runtime-allowlists';
+import type { SessionBroker } from '@agent-sandbox/egress-proxy/session-broker';
 import { agentGid, agentUid } from '@agent-sandbox/shared/container-layout';
 import type { RuntimeName } from '@agent-sandbox/shared/runtimes';
 import type { EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
@@ -82,6 +83,8 @@ export async function startEgress(plan: EgressPlan, sessionId: string): Promise<
   chmodSync(plan.socketDir, root ? 0o711 : 0o700);
   if (root) chownSync(plan.socketDir, 0, 0);
   mkdirSync(path.dirname(plan.logPath), { recursive: true, mode: 0o700 });
+  // Loaded on first use: the broker (net, dns, its address tables) is not on any other command's path.
+  const { startSessionBroker } = await import('@agent-sandbox/egress-proxy/session-broker');
   let broker: SessionBroker;
   try {
     broker = await startSessionBroker({

@@ -109,6 +109,17 @@ export async function sweepRecord(record: SessionRecord, root: string, lock: Hel
   }
 }
 
+/** A lock file with no record this old belongs to no starting launcher. */
+const staleLockMs = 60_000;
+
+function olderThan(file: string, ms: number): boolean {
+  try {
+    return Date.now() - statSync(file).mtimeMs > ms;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The lock of a session whose owner is gone. A lock held while the record's launcher is dead
  * means its sentinel is cleaning up right now: wait for it (seconds), so that after any
@@ -147,9 +158,13 @@ export async function sweepAbandoned(root: string, log: (line: string) => void):
   const swept: string[] = [];
   for (const name of names.filter((n) => n.endsWith('.lock'))) {
     const id = name.slice(0, -'.lock'.length);
-    const lock = await lockOfDeadOwner(path.join(dir, name), path.join(dir, `${id}.json`));
+    const recordFile = path.join(dir, `${id}.json`);
+    // A lock without a record is a launcher between taking its lock and writing its record (a
+    // few ms): trying it could make that launcher see "busy". Only a stale one is removed.
+    if (!existsSync(recordFile) && !olderThan(path.join(dir, name), staleLockMs)) continue;
+    const lock = await lockOfDeadOwner(path.join(dir, name), recordFile);
     if (!lock) continue;
-    const record = readRecord(path.join(dir, `${id}.json`));
+    const record = readRecord(recordFile);
     if (!record) {
       lock.release();
       continue;
