@@ -8,126 +8,22 @@
 // own ceilings (kill -9, --timeout, --disk, --pids). Where an attempt would change the host, the
 // host is checked too. Peers with the same claim are named in the title.
 import t from 'tap';
-import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { execa } from 'execa';
-import { cgroupMode } from '@agent-sandbox/shared';
-import { imageExists } from '@agent-sandbox/testkit';
-import { runtimeMounts } from './session.js';
+import { needs } from '@agent-sandbox/testkit';
 import { hostAttempts, signalAttempt } from './escape/attempts-host.js';
-import { globalSysctls, kernelAttempts, readSysctl } from './escape/attempts-kernel.js';
+import { kernelAttempts } from './escape/attempts-kernel.js';
 import { mountAttempts, namespaceAttempts, networkAttempts } from './escape/attempts-network-mounts.js';
-import { gitPaths, gitPeers, hostEverydayGit, plantScript, prepareGitSession, type GitKind } from './escape/git-attacks.js';
-import { addHostKey, removeHostKey, removeStaleHostKeys } from './escape/host-keyring.js';
-import { diskSession, forkBombSession, killLauncher, timeoutSession } from './escape/lifecycle.js';
-import type { ProbeCtx } from './escape/probe-context.js';
-import { probeScript, sections, titleOf, type Asserts } from './escape/probe-script.js';
-import {
-  addWorkspace, chownAgent, containerState, launch, launcherCommand, limiter, sessionRoot, settle, waitFor, type Settled,
-} from './escape/session-kit.js';
+import { gitPaths, gitPeers } from './escape/git-attacks.js';
+import { sections, titleOf, type Asserts } from './escape/probe-script.js';
+import { gitKinds, hostTargets, startAll } from './escape/runs.js';
+import type { Settled } from './escape/session-kit.js';
 
-if (process.getuid?.() !== 0 || cgroupMode() === 'v2') {
-  t.skip('these attempts need root (the host user is simulated with setpriv) and read cgroup v1 files', () => undefined);
-  process.exit(0);
-}
-if (!(await imageExists('localhost/agent-sandbox-agents:latest'))) throw new Error('localhost/agent-sandbox-agents:latest is missing: run bash scripts/setup.sh');
+// Root: the host user is simulated with setpriv and the workspaces are handed to uid 1000;
+// cgroup v1: the attempts read and write this host's v1 cgroup files.
+const req = needs({ root: true, cgroup: 'v1', podman: true, images: ['localhost/agent-sandbox-agents:latest'], commands: ['setpriv', 'perl', 'git', 'du'] });
 const suiteStart = Date.now();
-const hex = randomBytes(6).toString('hex');
-const pidsLimit = 256;
-
-// ---- what the attacker aims at on the host ----
-for (const f of readdirSync('/').filter((n) => n.startsWith('astest-escape-'))) rmSync(`/${f}`, { force: true });
-const hostCanary = `/astest-escape-${hex}`;
-await writeFile(hostCanary, `${hostCanary}\n`);
-const hostMarker = `astest-escape-sleep-${hex}`;
-// One process (no shell between): SIGKILL at teardown ends it, and no pipe keeps this file alive.
-const hostSleep = execa('perl', ['-e', 'sleep 600', hostMarker], { reject: false, stdio: 'ignore' });
-const loopback = net.createServer((s) => s.end()).listen({ host: '127.0.0.1', port: 0 });
-const abstractName = `astest-escape-${hex}`;
-const abstract = net.createServer((s) => s.end()).listen(`\0${abstractName}`);
-const hostKey = { description: `astest-escape-key-${hex}`, value: `host-key-canary-${hex}` };
-await removeStaleHostKeys('astest-escape-key-');
-await addHostKey(hostKey.description, hostKey.value);
-t.teardown(async () => {
-  hostSleep.kill('SIGKILL');
-  loopback.close();
-  abstract.close();
-  await rm(hostCanary, { force: true });
-  await removeHostKey(hostKey.description);
-});
-if (!loopback.listening) await new Promise((resolve) => loopback.once('listening', resolve));
-
-// ---- the probe session and the session beside it ----
-async function probeGroup(): Promise<{ ctx: ProbeCtx; stdout: string; exitCode: number; stderr: string; ms: number }> {
-  const r = await sessionRoot(t, 'probe');
-  const victimCanary = `astest-other-session-${hex}`;
-  const victimScript = '#!/bin/sh\n: > "$PWD/.ready"\ni=0; while [ ! -e "$PWD/.release" ] && [ $i -lt 1800 ]; do sleep 0.1; i=$((i+1)); done\necho "victim released"\n';
-  const victim = await addWorkspace(t, r, 'victim', { 'victim.sh': victimScript, 'notes.txt': `${victimCanary}\n` });
-  await mkdir(victim.home, { recursive: true });
-  await writeFile(path.join(victim.home, '.history'), `${victimCanary}\n`);
-  await chownAgent(victim.home);
-  const files = new Map([path.join(victim.path, 'notes.txt'), path.join(victim.home, '.history')].map((f) => [f, [readFileSync(f, 'utf8'), statSync(f).mtimeMs] as [string, number]]));
-  const victimRun = launch(r, victim, `${victim.inside}/victim.sh`, []);
-  const ready = await waitFor(() => { try { statSync(path.join(victim.path, '.ready')); return true; } catch { return false; } }, 90_000);
-  const victimState = await containerState(victim.container);
-  if (!ready || !victimState) throw new Error(`the other session did not start: ${JSON.stringify(await Promise.race([victimRun.done, new Promise((res) => setTimeout(res, 100))]))}`);
-
-  const ws = await addWorkspace(t, r, 'probe');
-  const plan = JSON.parse((await launcherCommand(r, ws, 'plan', ['--pids', String(pidsLimit)])).stdout);
-  const credentialBytes = readFileSync(r.credential);
-  const ctx: ProbeCtx = {
-    ws,
-    hostPid: hostSleep.pid!,
-    hostMarker,
-    victim: { ws: victim, canary: victimCanary, secretsDir: path.join(r.root, 'secrets', victim.id), agentHostPid: victimState.pid, files },
-    hostCanary,
-    hostLoopbackPort: (loopback.address() as net.AddressInfo).port,
-    abstractName,
-    hostKey,
-    credential: { path: r.credential, bytes: credentialBytes, mtimeMs: statSync(r.credential).mtimeMs, canary: r.canary },
-    expectedMounts: { ...runtimeMounts(), ...Object.fromEntries(plan.mounts.map((m: { destination: string; readOnly: boolean }) => [m.destination, m.readOnly ? 'ro' : 'rw'])) },
-    pidsLimit,
-    host: { hostname: os.hostname(), sysctl: Object.fromEntries(globalSysctls.map((f) => [f, readSysctl(f)])) },
-  };
-  await writeFile(path.join(ws.path, '.astest', 'probe.sh'), probeScript(attempts, ctx, `${ws.inside}/.astest`), { mode: 0o755 });
-  await chownAgent(ws.path);
-  const probe = await launch(r, ws, `${ws.inside}/.astest/probe.sh`, [], ['--pids', String(pidsLimit)]).done;
-  await writeFile(path.join(victim.path, '.release'), '');
-  const victimEnd = await victimRun.done;
-  ctx.victimOutcome = { exitCode: victimEnd.exitCode, stdout: victimEnd.stdout };
-  return { ctx, ...probe };
-}
-
 const attempts = [...networkAttempts, ...mountAttempts, ...namespaceAttempts, ...kernelAttempts, ...hostAttempts, signalAttempt];
-
-// ---- one session per git-to-host path ----
-const gitKinds: GitKind[] = ['linked worktree', 'plain repository'];
-const gitRoot = sessionRoot(t, 'git');
-const slot = limiter(3);
-async function gitAttack(kind: GitKind, gitPath: (typeof gitPaths)[number]['path']) {
-  const r = await gitRoot;
-  const label = `${kind === 'plain repository' ? 'plain' : 'linked'}-${gitPath.replace(/\W/g, '')}`.slice(0, 24);
-  const s = await prepareGitSession(r, kind, gitPath, (prepare) => addWorkspace(t, r, label, {}, prepare));
-  await writeFile(path.join(s.ws.path, '.astest', 'plant.sh'), plantScript(s), { mode: 0o755 });
-  await chownAgent(s.ws.path);
-  const end = await launch(r, s.ws, `${s.ws.inside}/.astest/plant.sh`, [], s.extraFlags).done;
-  return { end, host: await hostEverydayGit(r.base, s) };
-}
-
-// ---- start everything: the probe group, the git sessions and --timeout beside it, then the rest ----
-const probed = settle(probeGroup());
-const gitRuns = new Map<string, Promise<Settled<Awaited<ReturnType<typeof gitAttack>>>>>();
-for (const kind of gitKinds) for (const { path: p } of gitPaths) gitRuns.set(`${kind}/${p}`, settle(slot(() => gitAttack(kind, p))));
-const timedOut = settle(timeoutSession(t));
-const phase1 = Promise.all([probed, timedOut, ...gitRuns.values()]);
-const killedAlone = settle(phase1.then(() => killLauncher(t, 'kill1', false)));
-const killedWithSentinel = settle(phase1.then(() => killLauncher(t, 'kill2', true)));
-const diskFilled = settle(phase1.then(() => diskSession(t)));
-const bombed = settle(Promise.all([killedAlone, killedWithSentinel, diskFilled]).then(() => forkBombSession(t)));
+// Started only where the suite can run; the tests below are skipped, with the reason, elsewhere.
+const runs = req.skip ? undefined : startAll(t, await hostTargets(t), attempts);
 
 function unwrap<T>(tt: Asserts, s: Settled<T>): T | undefined {
   tt.ok(s.ok, s.ok ? 'the session ran' : `the session could not be run: ${s.error}`);
@@ -137,8 +33,8 @@ function unwrap<T>(tt: Asserts, s: Settled<T>): T | undefined {
 // ---- the tests ----
 let checked = 0;
 for (const a of attempts) {
-  t.test(titleOf(a), async (tt) => {
-    const p = unwrap(tt, await probed);
+  t.test(titleOf(a), req, async (tt) => {
+    const p = unwrap(tt, await runs!.probed);
     if (!p) return;
     const out = sections(p.stdout).get(a.key);
     tt.ok(out !== undefined, `the attempt ran and reported (probe session exit ${p.exitCode}; stderr tail: ${p.stderr.slice(-300)})`);
@@ -147,8 +43,8 @@ for (const a of attempts) {
     checked += 1;
   });
 }
-t.test('the probe session ran every attempt to its end, and the table was checked row by row', async (tt) => {
-  const p = unwrap(tt, await probed);
+t.test('the probe session ran every attempt to its end, and the table was checked row by row', req, async (tt) => {
+  const p = unwrap(tt, await runs!.probed);
   tt.equal(p?.exitCode, 0, 'the probe session exits 0');
   tt.match(p?.stdout ?? '', /^@@probes-done$/m, 'its last line was reached');
   tt.equal(sections(p?.stdout ?? '').size, attempts.length, `all ${attempts.length} sections are there`);
@@ -160,8 +56,8 @@ t.test('the probe session ran every attempt to its end, and the table was checke
 
 for (const kind of gitKinds) {
   for (const { path: p, what } of gitPaths) {
-    t.test(`${kind}: ${what} runs nothing on the host in the host user's git status, commit, checkout or merge [peer: ${gitPeers}]`, async (tt) => {
-      const run = unwrap(tt, await gitRuns.get(`${kind}/${p}`)!);
+    t.test(`${kind}: ${what} runs nothing on the host in the host user's git status, commit, checkout or merge [peer: ${gitPeers}]`, req, async (tt) => {
+      const run = unwrap(tt, await runs!.git.get(`${kind}/${p}`)!);
       if (!run) return;
       tt.equal(run.end.exitCode, 0, `the planting session ran (stderr tail: ${run.end.stderr.slice(-300)})`);
       tt.match(run.end.stdout, /^agent-commit=0$/m, 'the agent committed inside');
@@ -172,8 +68,8 @@ for (const kind of gitKinds) {
   }
 }
 
-t.test('kill -9 of the launcher: the container is gone within 5 s, one "abandoned" line, no credential copy left [peer: sandbox-runtime "should kill child processes when sandbox is terminated via SIGTERM (--die-with-parent)"]', async (tt) => {
-  const k = unwrap(tt, await killedAlone);
+t.test('kill -9 of the launcher: the container is gone within 5 s, one "abandoned" line, no credential copy left [peer: sandbox-runtime "should kill child processes when sandbox is terminated via SIGTERM (--die-with-parent)"]', req, async (tt) => {
+  const k = unwrap(tt, await runs!.killedAlone);
   if (!k) return;
   tt.ok(k.goneAfterMs !== undefined && k.goneAfterMs <= 5000, `the container is gone ${k.goneAfterMs} ms after the SIGKILL`);
   tt.equal(k.abandoned.length, 1, 'the ledger has the session\'s line with reason "abandoned"');
@@ -184,8 +80,8 @@ t.test('kill -9 of the launcher: the container is gone within 5 s, one "abandone
   tt.same(k.leftovers, [], 'no session record, cidfile or parent cgroup is left');
 });
 
-t.test('kill -9 of the launcher and its sentinel: the next launcher start removes the container and writes the "abandoned" line', async (tt) => {
-  const k = unwrap(tt, await killedWithSentinel);
+t.test('kill -9 of the launcher and its sentinel: the next launcher start removes the container and writes the "abandoned" line', req, async (tt) => {
+  const k = unwrap(tt, await runs!.killedWithSentinel);
   if (!k) return;
   tt.ok(k.stillRunningBeforeSweep, 'control: with its sentinel dead too, the container was still running');
   tt.equal(k.nextStart?.exitCode, 0, 'the next launcher start (plan) runs');
@@ -197,16 +93,17 @@ t.test('kill -9 of the launcher and its sentinel: the next launcher start remove
   tt.same(k.leftovers, [], 'no session record, cidfile or parent cgroup is left');
 });
 
-t.test('--timeout 5s ends an agent that sleeps for ten minutes, reason "timeout" [peer: codex linux-sandbox test_timeout; sandbox-runtime "should not leave orphan processes after timeout kills sandbox"]', async (tt) => {
-  const o = unwrap(tt, await timedOut);
+t.test('--timeout 5s ends an agent that sleeps for ten minutes, reason "timeout" [peer: codex linux-sandbox test_timeout; sandbox-runtime "should not leave orphan processes after timeout kills sandbox"]', req, async (tt) => {
+  const o = unwrap(tt, await runs!.timedOut);
   if (!o) return;
-  tt.ok(o.end.ms >= 5000 && o.end.ms < 30_000, `the launcher returned after ${o.end.ms} ms`);
+  // Far below the agent's own ten minutes; the margin is for a loaded machine (start-up included).
+  tt.ok(o.end.ms >= 5000 && o.end.ms < 120_000, `the launcher returned after ${o.end.ms} ms`);
   tt.equal(o.line?.['reason'], 'timeout', 'the ledger says timeout');
   tt.notOk(o.containerLeft, 'no container is left');
 });
 
-t.test('a writer with no end under --disk 256m is stopped: reason "disk-limit", and the host keeps its free space', async (tt) => {
-  const o = unwrap(tt, await diskFilled);
+t.test('a writer with no end under --disk 256m is stopped: reason "disk-limit", and the host keeps its free space', req, async (tt) => {
+  const o = unwrap(tt, await runs!.diskFilled);
   if (!o) return;
   const overshoot = 512 * 2 ** 20;
   tt.equal(o.line?.['reason'], 'disk-limit', 'the ledger says disk-limit');
@@ -220,8 +117,8 @@ t.test('a writer with no end under --disk 256m is stopped: reason "disk-limit", 
   tt.notOk(o.containerLeft, 'no container is left');
 });
 
-t.test('a fork bomb is held at --pids 64 while the host keeps forking', async (tt) => {
-  const o = unwrap(tt, await bombed);
+t.test('a fork bomb is held at --pids 64 while the host keeps forking', req, async (tt) => {
+  const o = unwrap(tt, await runs!.bombed);
   if (!o) return;
   tt.ok(o.bombing, 'the bomb started');
   tt.equal(o.end.exitCode, 0, `the agent ended by itself (stderr tail: ${o.end.stderr.slice(-200)})`);
@@ -237,5 +134,5 @@ t.test('a fork bomb is held at --pids 64 while the host keeps forking', async (t
 });
 
 t.teardown(() => {
-  t.comment(`escape attempts: ${attempts.length} in the probe session, ${gitRuns.size} git sessions, 5 lifecycle sessions, ${Math.round((Date.now() - suiteStart) / 1000)} s`);
+  t.comment(`escape attempts: ${attempts.length} in the probe session, ${runs?.git.size ?? 0} git sessions, 5 lifecycle sessions, ${Math.round((Date.now() - suiteStart) / 1000)} s`);
 });
