@@ -68,7 +68,7 @@ for (const kind of gitKinds) {
   }
 }
 
-t.test('kill -9 of the launcher: the container is gone within 5 s, one "abandoned" line, no credential copy left [peer: sandbox-runtime "should kill child processes when sandbox is terminated via SIGTERM (--die-with-parent)"]', req, async (tt) => {
+t.test('kill -9 of the launcher: the container is gone within 5 s, one "abandoned" line, nothing of the session left (credential copies, record, cidfile, parent cgroup) [peer: sandbox-runtime "should kill child processes when sandbox is terminated via SIGTERM (--die-with-parent)"]', req, async (tt) => {
   const k = unwrap(tt, await runs!.killedAlone);
   if (!k) return;
   tt.ok(k.goneAfterMs !== undefined && k.goneAfterMs <= 5000, `the container is gone ${k.goneAfterMs} ms after the SIGKILL`);
@@ -80,7 +80,7 @@ t.test('kill -9 of the launcher: the container is gone within 5 s, one "abandone
   tt.same(k.leftovers, [], 'no session record, cidfile or parent cgroup is left');
 });
 
-t.test('kill -9 of the launcher and its sentinel: the next launcher start removes the container and writes the "abandoned" line', req, async (tt) => {
+t.test('kill -9 of the launcher and its sentinel: the next launcher start removes the container and all the session left, and writes the "abandoned" line', req, async (tt) => {
   const k = unwrap(tt, await runs!.killedWithSentinel);
   if (!k) return;
   tt.ok(k.stillRunningBeforeSweep, 'control: with its sentinel dead too, the container was still running');
