@@ -4,12 +4,11 @@
 // writes only where the session may write. (Replaces denial-proofs.sh's mount *count*.)
 import t from 'tap';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { execa } from 'execa';
-import { cgroupMode } from '@agent-sandbox/shared';
-import { agentUid, busybox, debian, ensureImage, makeSession, parseMountinfo, runScript, sessionMounts } from './session.js';
+import { agentUid, busybox, debian, ensureImage, makeSession, parseMountinfo, runScript, runtimeMounts, sessionMounts } from './session.js';
 
 await ensureImage(busybox);
 await ensureImage(debian);
@@ -25,48 +24,13 @@ const hostRootCanary = `/astest-hostroot-${hex}`;
 const hostHomeCanary = `${homedir()}/.astest-hosthome-${hex}`;
 await writeFile(hostRootCanary, `${hostRootCanary}\n`);
 await writeFile(hostHomeCanary, `${hostHomeCanary}\n`);
-const hostProcess = execa('sh', ['-c', 'sleep 300', `astest-hostproc-${hex}`], { reject: false });
+// One process, no shell between and no pipes: SIGKILL at teardown ends it and nothing waits for it.
+const hostProcess = execa('perl', ['-e', 'sleep 300', `astest-hostproc-${hex}`], { reject: false, stdio: 'ignore' });
 t.teardown(async () => {
   hostProcess.kill('SIGKILL');
   await rm(hostRootCanary, { force: true });
   await rm(hostHomeCanary, { force: true });
 });
-
-/** The runtime's own mounts on this host (podman 4.3 + runc, --read-only), each with its flag. */
-function runtimeMounts(): Record<string, 'ro' | 'rw'> {
-  const fixed: Record<string, 'ro' | 'rw'> = {
-    '/': 'ro', // --read-only: the image root
-    '/dev': 'rw',
-    '/dev/pts': 'rw',
-    '/dev/mqueue': 'rw',
-    '/dev/shm': 'rw',
-    '/proc': 'rw',
-    '/sys': 'ro',
-    '/run': 'rw', // tmpfs (--read-only-tmpfs), counted against the container's memory
-    '/tmp': 'rw', // tmpfs
-    '/var/tmp': 'rw', // tmpfs
-    '/etc/hosts': 'ro',
-    '/etc/hostname': 'ro',
-    // masked paths: read-only procfs subtrees, empty tmpfs, /dev/null over files
-    '/proc/bus': 'ro',
-    '/proc/fs': 'ro',
-    '/proc/irq': 'ro',
-    '/proc/sys': 'ro',
-    '/proc/acpi': 'ro',
-    '/proc/keys': 'rw',
-    '/proc/timer_list': 'rw',
-    '/sys/firmware': 'ro',
-    '/sys/dev/block': 'ro',
-  };
-  if (cgroupMode() === 'v2') return { ...fixed, '/sys/fs/cgroup': 'ro' };
-  // cgroup v1: a tmpfs with one read-only mount per v1 hierarchy the host has mounted.
-  const hierarchies = parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8'));
-  const v1: Record<string, 'ro'> = {};
-  for (const [point, m] of hierarchies) {
-    if (m.fstype === 'cgroup' && point.startsWith('/sys/fs/cgroup/')) v1[point] = 'ro';
-  }
-  return { ...fixed, '/sys/fs/cgroup': 'rw', ...v1 };
-}
 
 const capsScript = "grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs):' /proc/1/status /proc/self/status; echo uid=$(id -u) gid=$(id -g)";
 const images = [

@@ -1,9 +1,11 @@
 // What both proof suites share: a real session layout on the host (two sessions' workspaces
 // and homes, a staged secret), a plan in sandbox-run's contract, and a way to run a script
 // in a real container through the real sandbox-run executable.
+import { readFileSync } from 'node:fs';
 import { chown, chmod, mkdir, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { execa } from 'execa';
+import { cgroupMode } from '@agent-sandbox/shared';
 import { containerName, runBin, tempDir, imageExists, repoRoot, type BinRun, type Teardown } from '@agent-sandbox/testkit';
 
 export const busybox = 'localhost/agent-sandbox-busybox:latest';
@@ -131,4 +133,43 @@ export async function containerCgroup(hierarchy: string, parent: string): Promis
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The runtime's own mounts on this host (podman 4.3 + runc, --read-only), each with its flag:
+ * every session's mount table is these plus the ones the session plan names.
+ */
+export function runtimeMounts(): Record<string, 'ro' | 'rw'> {
+  const fixed: Record<string, 'ro' | 'rw'> = {
+    '/': 'ro', // --read-only: the image root
+    '/dev': 'rw',
+    '/dev/pts': 'rw',
+    '/dev/mqueue': 'rw',
+    '/dev/shm': 'rw',
+    '/proc': 'rw',
+    '/sys': 'ro',
+    '/run': 'rw', // tmpfs (--read-only-tmpfs), counted against the container's memory
+    '/tmp': 'rw', // tmpfs
+    '/var/tmp': 'rw', // tmpfs
+    '/etc/hosts': 'ro',
+    '/etc/hostname': 'ro',
+    // masked paths: read-only procfs subtrees, empty tmpfs, /dev/null over files
+    '/proc/bus': 'ro',
+    '/proc/fs': 'ro',
+    '/proc/irq': 'ro',
+    '/proc/sys': 'ro',
+    '/proc/acpi': 'ro',
+    '/proc/keys': 'rw',
+    '/proc/timer_list': 'rw',
+    '/sys/firmware': 'ro',
+    '/sys/dev/block': 'ro',
+  };
+  if (cgroupMode() === 'v2') return { ...fixed, '/sys/fs/cgroup': 'ro' };
+  // cgroup v1: a tmpfs with one read-only mount per v1 hierarchy the host has mounted.
+  const hierarchies = parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8'));
+  const v1: Record<string, 'ro'> = {};
+  for (const [point, m] of hierarchies) {
+    if (m.fstype === 'cgroup' && point.startsWith('/sys/fs/cgroup/')) v1[point] = 'ro';
+  }
+  return { ...fixed, '/sys/fs/cgroup': 'rw', ...v1 };
 }

@@ -1,0 +1,50 @@
+// The host user's (uid 1000) kernel keyring, from the host side: a key the test puts there for
+// the session to aim at, read back after the session, and removed at teardown. Kernel keys are
+// per uid, not per container: rootful podman without a user namespace runs the agent as the
+// host's uid 1000 itself. Done with keyctl(2)/add_key(2) through perl (there is no keyctl
+// binary). The host side lists @u's links and describes each (a user's own view and read
+// rights) rather than searching: a process setpriv made uid 1000 does not possess @u, and a
+// keyring linked in from inside need not grant its user the search right.
+import { execa } from 'execa';
+import { agentUid } from './session-kit.js';
+
+const asHostUser = ['--reuid', String(agentUid), '--regid', String(agentUid), '--clear-groups', '--'];
+
+/** Perl that prints "serial type description" for every link in @u (keyctl READ, DESCRIBE). */
+const listLinks = String.raw`sub links { my $b = "\0" x 4096; my $n = syscall(250, 11, -4, $b, 4096); return () if $n <= 0;
+  return map { my $d = "\0" x 512; my $m = syscall(250, 6, $_, $d, 512); my @f = $m > 0 ? split(/;/, substr($d, 0, $m - 1), 5) : ();
+    @f ? [$_, $f[0], $f[4]] : () } unpack("l*", substr($b, 0, $n)); }`;
+
+async function perlAsHostUser(program: string, args: string[]): Promise<string> {
+  const out = await execa('setpriv', [...asHostUser, 'perl', '-e', `${listLinks}\n${program}`, '--', ...args], { reject: false, timeout: 30_000 });
+  if (out.exitCode !== 0) throw new Error(`perl as uid ${agentUid} exited ${out.exitCode}: ${out.stderr}`);
+  return String(out.stdout);
+}
+
+/** add_key("user", description, value) into @u, readable and searchable by its user (perm 0x3f3f0000). */
+export async function addHostKey(description: string, value: string): Promise<void> {
+  const program = String.raw`my ($d, $v) = @ARGV; my $t = "user";
+my $id = syscall(248, $t, $d, $v, length $v, -4); die "add_key: $!\n" if $id < 0;
+syscall(250, 5, $id, 0x3f3f0000) == 0 or die "setperm: $!\n"; print "$id\n";`;
+  await perlAsHostUser(program, [description, value]);
+}
+
+/** The key's value (undefined when gone) and the keyrings `<description>-planted` linked into @u. */
+export async function readHostKey(description: string): Promise<{ value: string | undefined; planted: string[] }> {
+  const program = String.raw`my ($d) = @ARGV;
+for my $l (links()) { my ($id, $type, $desc) = @$l;
+  if ($type eq "user" && $desc eq $d) { my $b = "\0" x 256; my $n = syscall(250, 11, $id, $b, 256); print "value=" . substr($b, 0, $n) . "\n" if $n >= 0 }
+  print "planted=$desc\n" if $type eq "keyring" && $desc eq "$d-planted" }`;
+  const out = await perlAsHostUser(program, [description]);
+  return {
+    value: /^value=(.*)$/m.exec(out)?.[1],
+    planted: [...out.matchAll(/^planted=(.*)$/gm)].map((m) => m[1]!),
+  };
+}
+
+/** Unlinks from @u every key or keyring whose description starts with `prefix` (teardown, and what a killed run left). */
+export async function removeHostKeys(prefix: string): Promise<void> {
+  const program = String.raw`my ($p) = @ARGV;
+for my $l (links()) { my ($id, $type, $desc) = @$l; syscall(250, 9, $id, -4) if index($desc, $p) == 0 }`;
+  await perlAsHostUser(program, [prefix]);
+}

@@ -1,0 +1,143 @@
+// The session as a whole against the host: a launcher killed with SIGKILL (alone, and with its
+// sentinel), a wall-clock ceiling, a disk ceiling and a fork bomb. Each runner makes its own
+// root and session and returns what the host saw; the suite's tests assert on it.
+import { existsSync, readdirSync, readFileSync, statfsSync } from 'node:fs';
+import path from 'node:path';
+import { execa } from 'execa';
+import type { Teardown } from '@agent-sandbox/testkit';
+import {
+  addWorkspace, cidfileOf, containerState, launch, launcherCommand, ledgerLines, sessionRoot, sleep, waitFor,
+  type LaunchEnd, type SessionRoot, type Workspace,
+} from './session-kit.js';
+
+/** An agent that ignores SIGTERM: ending the session must not need its cooperation. */
+const stubborn = ['-c', 'trap "" TERM; while :; do sleep 1; done'];
+
+async function runningSession(t: Teardown, label: string): Promise<{ r: SessionRoot; ws: Workspace; pid: number; done: Promise<LaunchEnd> }> {
+  const r = await sessionRoot(t, label);
+  const ws = await addWorkspace(t, r, label);
+  const run = launch(r, ws, '/bin/sh', stubborn);
+  const up = await waitFor(async () => (await containerState(ws.container))?.running === true, 60_000, 100);
+  if (!up || !run.pid) throw new Error(`the ${label} session did not start: ${JSON.stringify(await Promise.race([run.done, sleep(100)]))}`);
+  return { r, ws, pid: run.pid, done: run.done };
+}
+
+/** The session's sentinel: the detached shell whose argv names this session's record. */
+function sentinelPids(ws: Workspace, root: string): number[] {
+  const record = path.join(root, 'sessions', `${ws.id}.json`);
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+        return argv.includes(record) && argv.some((a) => a.endsWith('sentinel-main.js'));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+const stagedLeft = (r: SessionRoot, ws: Workspace) => {
+  try {
+    return readdirSync(path.join(r.root, 'secrets', ws.id)).length > 0;
+  } catch {
+    return false;
+  }
+};
+
+export interface KillOutcome {
+  goneAfterMs: number | undefined;
+  /** What of the session is still on the host after the next start: record, cidfile, parent cgroup. */
+  leftovers: string[];
+  stillRunningBeforeSweep?: boolean;
+  abandoned: Array<Record<string, any>>;
+  linesAfterNextStart: Array<Record<string, any>>;
+  stagedLeft: boolean;
+  installedLeft: boolean;
+  nextStart?: LaunchEnd;
+}
+
+/** kill -9 of the launcher (and, when asked, of its sentinel too), then the next launcher start. */
+export async function killLauncher(t: Teardown, label: string, alsoSentinel: boolean): Promise<KillOutcome> {
+  const { r, ws, pid, done } = await runningSession(t, label);
+  const sentinels = sentinelPids(ws, r.root);
+  if (sentinels.length !== 1) throw new Error(`expected one sentinel for ${ws.id}, found ${sentinels.length}`);
+  const killedAt = Date.now();
+  process.kill(pid, 'SIGKILL');
+  if (alsoSentinel) process.kill(sentinels[0]!, 'SIGKILL');
+  // Not awaited yet: podman, the launcher's child, keeps its stdout open while the container runs.
+  let goneAfterMs: number | undefined;
+  const out: Partial<KillOutcome> = {};
+  if (alsoSentinel) {
+    await sleep(2000);
+    out.stillRunningBeforeSweep = (await containerState(ws.container))?.running === true;
+    out.nextStart = await launcherCommand(r, ws, 'plan');
+    goneAfterMs = (await containerState(ws.container)) === undefined ? Date.now() - killedAt : undefined;
+  } else {
+    if (await waitFor(async () => (await containerState(ws.container)) === undefined, 15_000, 100)) goneAfterMs = Date.now() - killedAt;
+    await waitFor(() => ledgerLines(ws).length > 0, 20_000, 200);
+  }
+  const abandoned = ledgerLines(ws).filter((l) => l['reason'] === 'abandoned');
+  if (!alsoSentinel) out.nextStart = await launcherCommand(r, ws, 'plan');
+  await Promise.race([done, sleep(30_000)]);
+  const home = path.join(r.root, 'homes', ws.id, '.codex', 'auth.json');
+  const leftovers = [path.join(r.root, 'sessions', `${ws.id}.json`), cidfileOf(ws.id), `/sys/fs/cgroup/pids/agent-sandbox/${ws.id}`].filter((p) => existsSync(p));
+  return {
+    ...out,
+    goneAfterMs,
+    leftovers,
+    abandoned,
+    linesAfterNextStart: ledgerLines(ws),
+    stagedLeft: stagedLeft(r, ws),
+    installedLeft: (() => { try { readFileSync(home); return true; } catch { return false; } })(),
+  };
+}
+
+export interface CeilingOutcome {
+  end: LaunchEnd;
+  line: Record<string, any> | undefined;
+  containerLeft: boolean;
+  [k: string]: unknown;
+}
+
+/** --timeout 5s on an agent that sleeps for ten minutes. */
+export async function timeoutSession(t: Teardown): Promise<CeilingOutcome> {
+  const r = await sessionRoot(t, 'timeout');
+  const ws = await addWorkspace(t, r, 'timeout');
+  const end = await launch(r, ws, '/usr/bin/sleep', ['600'], ['--timeout', '5s']).done;
+  return { end, line: ledgerLines(ws)[0], containerLeft: (await containerState(ws.container)) !== undefined };
+}
+
+const avail = (dir: string) => { const s = statfsSync(dir); return s.bavail * s.bsize; };
+
+/** Bytes allocated under the directories (what the session left on the host's disk). */
+async function duBytes(dirs: string[]): Promise<number> {
+  const out = await execa('du', ['-s', '-B1', '-c', '--', ...dirs], { env: { LC_ALL: 'C', PATH: '/usr/bin:/bin' } });
+  return Number(/^(\d+)\s+total$/m.exec(String(out.stdout))?.[1]);
+}
+
+/** A writer with no end under --disk 256m; the host's free space before and after. */
+export async function diskSession(t: Teardown): Promise<CeilingOutcome & { freeBefore: number; freeAfter: number; left: number; limit: number }> {
+  const r = await sessionRoot(t, 'disk');
+  const ws = await addWorkspace(t, r, 'disk');
+  const freeBefore = avail(r.root);
+  const writer = `i=0; while :; do dd if=/dev/zero of=${ws.inside}/fill-$i bs=1M count=32 status=none; i=$((i+1)); done`;
+  const end = await launch(r, ws, '/bin/sh', ['-c', writer], ['--disk', '256m']).done;
+  const freeAfter = avail(r.root);
+  const left = await duBytes([ws.path, ws.home]);
+  return { end, line: ledgerLines(ws)[0], containerLeft: (await containerState(ws.container)) !== undefined, freeBefore, freeAfter, left, limit: 256 * 2 ** 20 };
+}
+
+/** A fork bomb under --pids 64; the host forks twenty processes while it runs. */
+export async function forkBombSession(t: Teardown): Promise<CeilingOutcome & { hostForks: number; bombing: boolean }> {
+  const r = await sessionRoot(t, 'forkbomb');
+  const ws = await addWorkspace(t, r, 'forkbomb');
+  const run = launch(r, ws, '/usr/bin/perl', [`${ws.inside}/.astest/fork-bomb.pl`, '5', `${ws.inside}/.bombing`], ['--pids', '64', '--memory', '1g']);
+  const bombing = await waitFor(() => { try { readFileSync(path.join(ws.path, '.bombing')); return true; } catch { return false; } }, 60_000, 50);
+  await sleep(1000);
+  const forks = await Promise.all(Array.from({ length: 20 }, (_, i) => execa('sh', ['-c', `echo host-fork-${i}`], { reject: false, timeout: 10_000 })));
+  const hostForks = forks.filter((f, i) => f.exitCode === 0 && f.stdout === `host-fork-${i}`).length;
+  const end = await run.done;
+  return { end, line: ledgerLines(ws)[0], containerLeft: (await containerState(ws.container)) !== undefined, hostForks, bombing };
+}

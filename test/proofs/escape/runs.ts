@@ -1,0 +1,123 @@
+// The suite's sessions, started at once and each awaited by its own tests: the probe session
+// with the other session beside it, one session per git-to-host path, --timeout beside them;
+// then the launcher kills, --disk and, alone at the end, the fork bomb (it would skew timings).
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import type { Teardown } from '@agent-sandbox/testkit';
+import { runtimeMounts } from '../session.js';
+import { globalSysctls, readSysctl } from './attempts-kernel.js';
+import { gitPaths, hostEverydayGit, plantScript, prepareGitSession, type GitKind, type GitPath } from './git-attacks.js';
+import { addHostKey, removeHostKeys } from './host-keyring.js';
+import { diskSession, forkBombSession, killLauncher, timeoutSession } from './lifecycle.js';
+import type { ProbeCtx } from './probe-context.js';
+import { probeScript, type Attempt } from './probe-script.js';
+import {
+  addWorkspace, chownAgent, containerState, launch, launcherCommand, limiter, sessionRoot, settle, sleep, waitFor, type SessionRoot,
+} from './session-kit.js';
+
+export const pidsLimit = 256;
+export const gitKinds: GitKind[] = ['linked worktree', 'plain repository'];
+
+/** What the attacker aims at on the host: a file in /, a process, two sockets, a kernel key. */
+export async function hostTargets(t: Teardown) {
+  const hex = randomBytes(6).toString('hex');
+  for (const f of readdirSync('/').filter((n) => n.startsWith('astest-escape-'))) rmSync(`/${f}`, { force: true });
+  const hostCanary = `/astest-escape-${hex}`;
+  await writeFile(hostCanary, `${hostCanary}\n`);
+  const hostMarker = `astest-escape-sleep-${hex}`;
+  // One process (no shell between): SIGKILL at teardown ends it, and no pipe keeps the file alive.
+  const hostSleep = execa('perl', ['-e', 'sleep 600', hostMarker], { reject: false, stdio: 'ignore' });
+  const loopback = net.createServer((s) => s.end()).listen({ host: '127.0.0.1', port: 0 });
+  const abstractName = `astest-escape-${hex}`;
+  const abstract = net.createServer((s) => s.end()).listen(`\0${abstractName}`);
+  const hostKey = { description: `astest-escape-key-${hex}`, value: `host-key-canary-${hex}` };
+  await removeHostKeys('astest-escape-key-');
+  await addHostKey(hostKey.description, hostKey.value);
+  t.teardown(async () => {
+    hostSleep.kill('SIGKILL');
+    loopback.close();
+    abstract.close();
+    await rm(hostCanary, { force: true });
+    await removeHostKeys(hostKey.description);
+  });
+  if (!loopback.listening) await new Promise((resolve) => loopback.once('listening', resolve));
+  const port = (loopback.address() as net.AddressInfo).port;
+  return { hex, hostCanary, hostMarker, hostPid: hostSleep.pid!, port, abstractName, hostKey };
+}
+type Targets = Awaited<ReturnType<typeof hostTargets>>;
+
+/** The other session: it waits in its own workspace until released, with canaries in its files. */
+async function startVictim(t: Teardown, r: SessionRoot, hex: string) {
+  const canary = `astest-other-session-${hex}`;
+  const script = '#!/bin/sh\n: > "$PWD/.ready"\ni=0; while [ ! -e "$PWD/.release" ] && [ $i -lt 1800 ]; do sleep 0.1; i=$((i+1)); done\necho "victim released"\n';
+  const ws = await addWorkspace(t, r, 'victim', { 'victim.sh': script, 'notes.txt': `${canary}\n` });
+  await mkdir(ws.home, { recursive: true });
+  await writeFile(path.join(ws.home, '.history'), `${canary}\n`);
+  await chownAgent(ws.home);
+  const files = new Map([path.join(ws.path, 'notes.txt'), path.join(ws.home, '.history')].map((f) => [f, [readFileSync(f, 'utf8'), statSync(f).mtimeMs] as [string, number]]));
+  const run = launch(r, ws, `${ws.inside}/victim.sh`, []);
+  const ready = await waitFor(() => { try { statSync(path.join(ws.path, '.ready')); return true; } catch { return false; } }, 90_000);
+  const state = await containerState(ws.container);
+  if (!ready || !state) throw new Error(`the other session did not start: ${JSON.stringify(await Promise.race([run.done, sleep(100)]))}`);
+  return { victim: { ws, canary, secretsDir: path.join(r.root, 'secrets', ws.id), agentHostPid: state.pid, files }, run };
+}
+
+/** The probe session, beside the other session in the same root; returns its output and context. */
+async function probeGroup(t: Teardown, h: Targets, attempts: Array<Attempt<ProbeCtx>>) {
+  const r = await sessionRoot(t, 'probe');
+  const { victim, run: victimRun } = await startVictim(t, r, h.hex);
+  const ws = await addWorkspace(t, r, 'probe');
+  const plan = JSON.parse((await launcherCommand(r, ws, 'plan', ['--pids', String(pidsLimit)])).stdout);
+  const ctx: ProbeCtx = {
+    ws,
+    hostPid: h.hostPid,
+    hostMarker: h.hostMarker,
+    victim,
+    hostCanary: h.hostCanary,
+    hostLoopbackPort: h.port,
+    abstractName: h.abstractName,
+    hostKey: h.hostKey,
+    credential: { path: r.credential, bytes: readFileSync(r.credential), mtimeMs: statSync(r.credential).mtimeMs, canary: r.canary },
+    expectedMounts: { ...runtimeMounts(), ...Object.fromEntries(plan.mounts.map((m: { destination: string; readOnly: boolean }) => [m.destination, m.readOnly ? 'ro' : 'rw'])) },
+    pidsLimit,
+    host: { hostname: os.hostname(), sysctl: Object.fromEntries(globalSysctls.map((f) => [f, readSysctl(f)])) },
+  };
+  await writeFile(path.join(ws.path, '.astest', 'probe.sh'), probeScript(attempts, ctx, `${ws.inside}/.astest`), { mode: 0o755 });
+  await chownAgent(ws.path);
+  const probe = await launch(r, ws, `${ws.inside}/.astest/probe.sh`, [], ['--pids', String(pidsLimit)]).done;
+  await writeFile(path.join(victim.ws.path, '.release'), '');
+  const victimEnd = await victimRun.done;
+  ctx.victimOutcome = { exitCode: victimEnd.exitCode, stdout: victimEnd.stdout };
+  return { ctx, ...probe };
+}
+
+/** One planting session for one (kind, path), then the host user's git there. */
+async function gitAttack(t: Teardown, root: Promise<SessionRoot>, kind: GitKind, gitPath: GitPath) {
+  const r = await root;
+  const label = `${kind === 'plain repository' ? 'plain' : 'linked'}-${gitPath.replace(/\W/g, '')}`.slice(0, 24);
+  const s = await prepareGitSession(r, kind, gitPath, (prepare) => addWorkspace(t, r, label, {}, prepare));
+  await writeFile(path.join(s.ws.path, '.astest', 'plant.sh'), plantScript(s), { mode: 0o755 });
+  await chownAgent(s.ws.path);
+  const end = await launch(r, s.ws, `${s.ws.inside}/.astest/plant.sh`, [], s.extraFlags).done;
+  return { end, host: await hostEverydayGit(r.base, s) };
+}
+
+/** Starts every session; nothing here rejects (each outcome is settled for its test). */
+export function startAll(t: Teardown, h: Targets, attempts: Array<Attempt<ProbeCtx>>) {
+  const probed = settle(probeGroup(t, h, attempts));
+  const gitRoot = sessionRoot(t, 'git');
+  const slot = limiter(3);
+  const git = new Map(gitKinds.flatMap((kind) => gitPaths.map(({ path: p }) => [`${kind}/${p}`, settle(slot(() => gitAttack(t, gitRoot, kind, p)))] as const)));
+  const timedOut = settle(timeoutSession(t));
+  const phase1 = Promise.all([probed, timedOut, ...git.values()]);
+  const killedAlone = settle(phase1.then(() => killLauncher(t, 'kill1', false)));
+  const killedWithSentinel = settle(phase1.then(() => killLauncher(t, 'kill2', true)));
+  const diskFilled = settle(phase1.then(() => diskSession(t)));
+  const bombed = settle(Promise.all([killedAlone, killedWithSentinel, diskFilled]).then(() => forkBombSession(t)));
+  return { probed, git, timedOut, killedAlone, killedWithSentinel, diskFilled, bombed };
+}

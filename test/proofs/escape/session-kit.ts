@@ -1,0 +1,194 @@
+// Real sessions for the escape attempts, started the way a user starts one: the launcher's own
+// executable (`agent-sandbox run`), a permitted root, a workspace owned by the agent uid, a host
+// HOME holding a canary credential, and `--agent-bin` naming the attacker's program INSIDE the
+// container. Everything made here is removed at teardown, the container included.
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { runPodman } from '@agent-sandbox/shared/podman';
+import { binPath, tempDir, type Teardown } from '@agent-sandbox/testkit';
+
+export const agentUid = 1000;
+/** The in-session helper programs (sc.pl, net-probe.js, ...), copied into a workspace. */
+export const helperDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'escape');
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export interface SessionRoot {
+  base: string;
+  root: string;
+  /** The launcher's HOME: holds the host credential the session gets a staged copy of. */
+  hostHome: string;
+  credential: string;
+  canary: string;
+}
+
+export interface Workspace {
+  id: string;
+  /** Host path <root>/workspaces/<id>. */
+  path: string;
+  /** Where the session sees it. */
+  inside: string;
+  home: string;
+  ledger: string;
+  container: string;
+}
+
+export interface LaunchEnd {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+export interface Launched {
+  pid: number | undefined;
+  done: Promise<LaunchEnd>;
+}
+
+/** Where podman-attrib puts a session's cidfile (a launcher killed with SIGKILL leaves it). */
+export const cidfileOf = (id: string) => path.join(tmpdir(), `agent-sandbox-${id}.cid`);
+
+export async function chownAgent(...paths: string[]): Promise<void> {
+  await execa('chown', ['-R', `${agentUid}:${agentUid}`, ...paths]);
+}
+
+/** A permitted root with a host HOME whose codex credential is a canary. */
+export async function sessionRoot(t: Teardown, label: string): Promise<SessionRoot> {
+  const base = await tempDir(t, `astest-escape-${label}-`);
+  await chmod(base, 0o755);
+  const root = path.join(base, 'root');
+  const hostHome = path.join(base, 'host-home');
+  await mkdir(path.join(root, 'workspaces'), { recursive: true });
+  await mkdir(path.join(hostHome, '.codex'), { recursive: true });
+  const canary = `sk-astest-escape-${randomBytes(8).toString('hex')}`;
+  const credential = path.join(hostHome, '.codex', 'auth.json');
+  await writeFile(credential, JSON.stringify({ OPENAI_API_KEY: canary }), { mode: 0o600 });
+  return { base, root, hostHome, credential, canary };
+}
+
+/** <root>/workspaces/astest-<label>-<hex>, owned by the agent uid, with the helpers in .astest/. */
+export async function addWorkspace(
+  t: Teardown,
+  r: SessionRoot,
+  label: string,
+  files: Record<string, string> = {},
+  prepare?: (wsPath: string) => Promise<void>,
+): Promise<Workspace> {
+  const id = `astest-${label}-${randomBytes(3).toString('hex')}`;
+  const ws = path.join(r.root, 'workspaces', id);
+  if (prepare) await prepare(ws);
+  await mkdir(path.join(ws, '.astest'), { recursive: true });
+  for (const name of ['sc.pl', 'net-probe.js', 'keys.pl', 'kill-all.pl', 'fork-bomb.pl']) {
+    await copyFile(path.join(helperDir, name), path.join(ws, '.astest', name));
+  }
+  for (const [name, content] of Object.entries(files)) await writeFile(path.join(ws, name), content, { mode: 0o755 });
+  await chownAgent(ws);
+  const container = `agent-sandbox-${id}`;
+  removeAtTeardown(t, id);
+  return { id, path: ws, inside: `/sandbox/workspaces/${id}`, home: path.join(r.root, 'homes', id), ledger: path.join(r.base, `ledger-${id}.jsonl`), container };
+}
+
+const madeIds = new Set<string>();
+/** One podman call at the end removes every session container a test made (podman is slow under load). */
+function removeAtTeardown(t: Teardown, id: string): void {
+  if (madeIds.size === 0) {
+    t.teardown(async () => {
+      const ids = [...madeIds];
+      await runPodman(['rm', '--force', '--ignore', '--time', '0', ...ids.map((i) => `agent-sandbox-${i}`)], { expect: 'any', timeoutMs: 120_000 });
+      for (const i of ids) await rm(cidfileOf(i), { force: true });
+    });
+  }
+  madeIds.add(id);
+}
+
+export function sessionFlags(r: SessionRoot, ws: Workspace, extra: string[] = []): string[] {
+  return ['--runtime', 'codex', '--workspace', ws.id, '--root', r.root, '--ledger', ws.ledger, ...extra];
+}
+
+function launcherEnv(r: SessionRoot): Record<string, string> {
+  return { HOME: r.hostHome, PATH: process.env['PATH'] ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
+}
+
+/** `agent-sandbox run ... --agent-bin BIN -- ARGS`; never rejects. */
+export function launch(r: SessionRoot, ws: Workspace, agentBin: string, agentArgs: string[], extra: string[] = [], timeoutMs = 180_000): Launched {
+  const started = Date.now();
+  const child = execa(binPath('agent-sandbox'), ['run', ...sessionFlags(r, ws, extra), '--agent-bin', agentBin, '--', ...agentArgs], {
+    env: launcherEnv(r),
+    extendEnv: false,
+    reject: false,
+    timeout: timeoutMs,
+    stdin: 'ignore',
+  });
+  const done = child.then((out) => ({
+    exitCode: typeof out.exitCode === 'number' ? out.exitCode : -1,
+    stdout: String(out.stdout),
+    stderr: String(out.stderr),
+    ms: Date.now() - started,
+  }));
+  return { pid: child.pid, done };
+}
+
+/** Another launcher command on the same root (plan: the "next launcher start"). */
+export async function launcherCommand(r: SessionRoot, ws: Workspace, command: string, extra: string[] = []): Promise<LaunchEnd> {
+  const started = Date.now();
+  const out = await execa(binPath('agent-sandbox'), [command, ...sessionFlags(r, ws, extra), '--agent-bin', '/bin/true'], {
+    env: launcherEnv(r),
+    extendEnv: false,
+    reject: false,
+    timeout: 120_000,
+  });
+  return { exitCode: out.exitCode ?? -1, stdout: String(out.stdout), stderr: String(out.stderr), ms: Date.now() - started };
+}
+
+export function ledgerLines(ws: Workspace): Array<Record<string, any>> {
+  if (!existsSync(ws.ledger)) return [];
+  return readFileSync(ws.ledger, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs: number, stepMs = 100): Promise<boolean> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    if (await cond()) return true;
+    if (Date.now() > until) return false;
+    await sleep(stepMs);
+  }
+}
+
+export async function containerState(name: string): Promise<{ running: boolean; pid: number } | undefined> {
+  const out = await runPodman(['container', 'inspect', '--format', '{{.State.Running}} {{.State.Pid}}', name], { expect: 'any' });
+  if (out.exitCode !== 0) return undefined;
+  const [running, pid] = out.stdout.trim().split(' ');
+  return { running: running === 'true', pid: Number(pid) };
+}
+
+/** A promise's outcome as a value: the runners start at once and a test awaits its own later. */
+export type Settled<T> = { ok: true; value: T } | { ok: false; error: string };
+export function settle<T>(p: Promise<T>): Promise<Settled<T>> {
+  return p.then(
+    (value) => ({ ok: true as const, value }),
+    (err: unknown) => ({ ok: false as const, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
+  );
+}
+
+/** Runs the tasks at most `n` at a time (two CPUs, other suites running too). */
+export function limiter(n: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const queue: Array<() => void> = [];
+  const next = () => {
+    if (active >= n) return;
+    const run = queue.shift();
+    if (run) {
+      active += 1;
+      run();
+    }
+  };
+  return <T>(task: () => Promise<T>) =>
+    new Promise<T>((resolve, reject) => {
+      queue.push(() => task().then(resolve, reject).finally(() => { active -= 1; next(); }));
+      next();
+    });
+}
