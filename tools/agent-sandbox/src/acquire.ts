@@ -38,7 +38,7 @@ export interface AcquireInput {
   log: (line: string) => void;
   faults?: FaultHooks;
   /** Called with the parent cgroup once it exists (the launcher records it). */
-  onParent?: (cgroupParent: string) => void;
+  onParent?: (cgroupParent: string, cidfile: string) => void;
 }
 
 export async function acquire(input: AcquireInput): Promise<Acquired> {
@@ -66,7 +66,7 @@ export async function acquire(input: AcquireInput): Promise<Acquired> {
     undo.push(() => egress.stop());
     const prepared = prepareAttribution({ sessionId: layout.sessionId });
     undo.push(() => prepared.cleanup());
-    input.onParent?.(prepared.cgroupParent);
+    input.onParent?.(prepared.cgroupParent, prepared.cidfile);
     return { prepared, git, egress, release };
   } catch (err) {
     await release();

@@ -182,7 +182,7 @@ async function runPrepared(
     env: io.env,
     log: io.log,
     ...(io.faults ? { faults: io.faults } : {}),
-    onParent: (cgroupParent) => update({ cgroupParent }),
+    onParent: (cgroupParent, cidfile) => update({ cgroupParent, cidfile }),
   });
   let run: SessionRun;
   let audit: GitAudit;

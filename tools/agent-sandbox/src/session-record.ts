@@ -26,6 +26,8 @@ export interface SessionRecord {
   installed: string[];
   /** The parent cgroup podman-attrib made (its own owner record sweeps it too). */
   cgroupParent?: string;
+  /** podman's cidfile for the container (podman-attrib makes it in the temp dir). */
+  cidfile?: string;
   /** The broker's socket directory (it dies with the launcher; the directory is removed). */
   egressDir?: string;
   /** podman run's pid, once spawned: the sentinel waits for it to be gone. */

@@ -74,6 +74,7 @@ export async function sweepRecord(record: SessionRecord, root: string, lock: Hel
     await removeContainer(record).catch((err: Error) => log(`agent-sandbox: could not remove container ${record.containerName}: ${err.message}`));
     await finishGitView(path.join(root, 'git-views', record.sessionId)).catch((err: Error) => log(`agent-sandbox: could not finish the git view of ${record.sessionId}: ${err.message}`));
     removeUnder(root, record.stageDir);
+    if (record.cidfile && /\/agent-sandbox-[^/]+\.cid$/.test(record.cidfile)) rmSync(record.cidfile, { force: true });
     if (record.egressDir && /\/agent-sandbox\/egress\/[^/]+$/.test(record.egressDir)) rmSync(record.egressDir, { recursive: true, force: true });
     for (const file of record.installed) removeUnder(record.home, file);
     try {

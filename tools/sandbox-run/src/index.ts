@@ -5,5 +5,5 @@ export { defaultLimits, defaultUser, resolvePlan, memoryBytes, containerNameFor,
 export { realHostProbe, findExecutable, hardLimit, type HostProbe } from './host-probe.js';
 export { imageInStorage, graphRoot, candidateNames } from './image-store.js';
 export { tool } from './cli.js';
-export { deriveProfile, namespaceRules, namespaceGaps, profileText, cloneNewFlags, namespaceSyscalls, type SeccompProfile, type SeccompRule } from './seccomp-profile.js';
+export { deriveProfile, namespaceRules, namespaceGaps, profileText, cloneNewFlags, namespaceSyscalls, keyringSyscalls, rewrittenSyscalls, type SeccompProfile, type SeccompRule } from './seccomp-profile.js';
 export { seccompProfilePath, seccompProfileName, checkSeccompProfile } from './seccomp-location.js';

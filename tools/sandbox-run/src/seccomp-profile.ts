@@ -52,8 +52,19 @@ export const cloneNewFlags = {
   CLONE_NEWNET: 0x40000000,
 } as const;
 
-/** The syscalls the default allows and this profile rewrites. */
+/** The syscalls the default allows and this profile rewrites for namespaces. */
 export const namespaceSyscalls = ['clone', 'clone3', 'setns', 'unshare'] as const;
+
+/**
+ * keyctl(2): kernel keys are per uid, and rootful podman runs the agent as the host user's uid
+ * 1000 with no user namespace, so the default's allow let a session read, rewrite, delete and
+ * plant keys in that user's keyrings (found by the escape-attempt suite). Refused as podman's
+ * default already refuses add_key and request_key: ENOSYS.
+ */
+export const keyringSyscalls = ['keyctl'] as const;
+
+/** Every syscall whose rules this profile rewrites. */
+export const rewrittenSyscalls: readonly string[] = [...namespaceSyscalls, ...keyringSyscalls];
 
 const EPERM = 1;
 const ENOSYS = 38;
@@ -118,6 +129,16 @@ export function namespaceRules(): SeccompRule[] {
       errnoRet: EPERM,
       errno: 'EPERM',
     },
+    {
+      names: ['keyctl'],
+      action: 'SCMP_ACT_ERRNO',
+      args: [],
+      comment: "agent-sandbox: the host user's kernel keyrings are out of reach (keys are per uid; add_key and request_key are refused by the default)",
+      includes: {},
+      excludes: {},
+      errnoRet: ENOSYS,
+      errno: 'ENOSYS',
+    },
   ];
 }
 
@@ -127,7 +148,7 @@ export function namespaceRules(): SeccompRule[] {
  * no name is dropped) and namespaceRules() appended. Everything else is kept as it is.
  */
 export function deriveProfile(defaultProfile: SeccompProfile): SeccompProfile {
-  const rewritten = new Set<string>(namespaceSyscalls);
+  const rewritten = new Set<string>(rewrittenSyscalls);
   const syscalls = defaultProfile.syscalls
     .map((rule) => ({ ...rule, names: rule.names.filter((n) => !rewritten.has(n)) }))
     .filter((rule) => rule.names.length > 0);
@@ -157,7 +178,7 @@ export function namespaceGaps(profile: unknown): string[] {
   const others: string[] = [];
   for (const rule of p.syscalls) {
     const names: unknown[] = Array.isArray(rule?.names) ? rule.names : [];
-    const touched = names.filter((n): n is string => (namespaceSyscalls as readonly unknown[]).includes(n));
+    const touched = names.filter((n): n is string => (rewrittenSyscalls as readonly unknown[]).includes(n));
     if (touched.length === 0) continue;
     const key = JSON.stringify(rule);
     if (ours.has(key)) found.add(key);

@@ -17,7 +17,7 @@ const provenance = JSON.parse(readFileSync(path.join(dir, 'provenance.json'), 'u
 const installedPath = '/usr/share/containers/seccomp.json';
 const installedText = existsSync(installedPath) ? readFileSync(installedPath, 'utf8') : undefined;
 const installedIsTheSource = installedText !== undefined && createHash('sha256').update(installedText).digest('hex') === provenance.sha256;
-const four = ['clone', 'clone3', 'setns', 'unshare'];
+const rewritten = ['clone', 'clone3', 'setns', 'unshare', 'keyctl'];
 
 const fromThisDefault = {
   skip: installedIsTheSource
@@ -31,14 +31,17 @@ t.test('the committed profile is exactly what derive.mjs makes from this machine
   t.equal(check.exitCode, 0, `derive.mjs --check: ${check.stderr}`);
 });
 
-t.test('apart from the four namespace syscalls the profile is the default, unchanged', fromThisDefault, async (t) => {
+t.test('apart from the four namespace syscalls and keyctl the profile is the default, unchanged', fromThisDefault, async (t) => {
   const base = JSON.parse(installedText!) as SeccompProfile;
   const { syscalls: ours, ...top } = committed;
   const { syscalls: theirs, ...baseTop } = base;
   t.same(top, baseTop, 'defaultAction, defaultErrnoRet, archMap: the default\'s');
-  const strip = (rules: SeccompRule[]) => rules.map((r) => ({ ...r, names: r.names.filter((n) => !four.includes(n)) })).filter((r) => r.names.length > 0);
+  const strip = (rules: SeccompRule[]) => rules.map((r) => ({ ...r, names: r.names.filter((n) => !rewritten.includes(n)) })).filter((r) => r.names.length > 0);
   t.same(strip(ours), strip(theirs), 'every other rule, in order');
   t.ok(theirs.some((r) => r.action === 'SCMP_ACT_ALLOW' && r.names.includes('unshare') && !r.args?.length), 'the default allows unshare unconditionally (what is being closed)');
+  t.ok(theirs.some((r) => r.action === 'SCMP_ACT_ALLOW' && r.names.includes('keyctl')), "and keyctl (the host user's keyrings)");
+  t.ok(ours.some((r) => r.names.includes('keyctl') && r.action === 'SCMP_ACT_ERRNO' && r.errnoRet === 38), 'ours answers keyctl with ENOSYS');
+  t.notOk(ours.some((r) => r.names.includes('keyctl') && r.action === 'SCMP_ACT_ALLOW'), 'and allows it nowhere');
 });
 
 t.test('the profile is self-contained: default action, architectures and every rule in the one file', async (t) => {
