@@ -195,10 +195,11 @@ t.test('malformed, altered, truncated, oversized and over-reaching bundles are r
 
 t.test('a second session on the same workspace is refused (92): here while one runs, and on the node from another client', async (t) => {
   const s = await setup(t, 'busy');
-  const first = s.run('sleep 6');
-  const nodeRecord = path.join(s.sshd.nodeRoot, 'sessions', `${s.id}.json`);
-  for (let i = 0; i < 100 && !existsSync(nodeRecord); i += 1) await new Promise((r) => setTimeout(r, 100));
-  t.ok(existsSync(nodeRecord), 'the first session runs on the node');
+  // The first agent runs until the test says go (a loaded host may take many seconds to start it).
+  const nodeWorkspace = path.join(s.sshd.nodeRoot, 'workspaces', s.id);
+  const first = s.run('touch .running; i=0; while [ ! -f .go ] && [ $i -lt 900 ]; do i=$((i+1)); sleep 0.1; done; rm -f .running .go');
+  for (let i = 0; i < 900 && !existsSync(path.join(nodeWorkspace, '.running')); i += 1) await new Promise((r) => setTimeout(r, 100));
+  t.ok(existsSync(path.join(nodeWorkspace, '.running')), 'the first session runs on the node');
   const second = await s.run('true');
   t.equal(second.exitCode, 92, second.stderr);
   t.match(second.stderr, /workspace .* is busy/);
@@ -208,5 +209,6 @@ t.test('a second session on the same workspace is refused (92): here while one r
   const fromOther = await execa(binPath('agent-sandbox'), ['run', '--runtime', 'codex', '--workspace', s.id, '--root', otherRoot, '--host', 'node1', '--hosts', s.registry, '--ledger', s.ledger, '--agent-bin', 'true'], { env: s.env, extendEnv: false, reject: false, timeout: 60_000 });
   t.equal(fromOther.exitCode, 92, String(fromOther.stderr));
   t.match(String(fromOther.stderr), /is busy: session .* started .* on /, "the node's refusal names the running session");
+  await writeFile(path.join(nodeWorkspace, '.go'), '');
   t.equal((await first).exitCode, 0);
 });

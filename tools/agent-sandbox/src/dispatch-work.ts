@@ -46,7 +46,7 @@ export async function prepareWork(request: LaunchRequest): Promise<CarriedWork |
   const record = readWorkspaceRecord(root, id);
   if (!record || record.origin !== 'local') return undefined;
   const layout = layoutFor(root, id);
-  const lock = lockWorkspace(layout.lockFile, layout.recordFile, id);
+  const lock = lockWorkspace(layout.lockFile, layout.recordFile, id, 'sending the workspace to a node');
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'agent-sandbox-work-'));
   const release = () => {
     rmSync(scratch, { recursive: true, force: true });

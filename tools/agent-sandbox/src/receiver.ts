@@ -98,7 +98,7 @@ async function takeWork(channel: Channel, request: SessionRequest, config: Recei
   const root = (await guardPath({ path: config.root, root: config.root, kind: 'directory' })).resolved;
   await sweepAbandoned(root, () => undefined).catch(() => []);
   const layout = layoutFor(root, request.workspaceId);
-  const lock = lockWorkspace(layout.lockFile, layout.recordFile, layout.sessionId);
+  const lock = lockWorkspace(layout.lockFile, layout.recordFile, layout.sessionId, 'receiving a dispatched workspace');
   try {
     return { lock, accepted: await acceptWork(channel, request.work!, root, request.workspaceId, config.bundleMaxBytes) };
   } catch (err) {

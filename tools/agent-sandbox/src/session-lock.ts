@@ -10,7 +10,8 @@
  * (SIGKILL and the OOM killer included). A stale lock therefore cannot exist; a lock that can
  * be taken means its owner (and its sentinel, which inherits the descriptor) is gone.
  */
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, lstatSync, constants } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync, lstatSync, constants } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
 import { childProcess } from '@agent-sandbox/shared/builtins';
@@ -96,6 +97,58 @@ export function heldLock(fd: number, file: string): HeldLock {
   };
 }
 
+/**
+ * Whether some process holds a flock on `file` now, read from /proc/locks: unlike taking the
+ * lock to see, this can never make the holder's own attempt fail (a launcher between opening
+ * its lock file and locking it would otherwise see "busy").
+ */
+export function isLockHeld(file: string): boolean {
+  let info;
+  try {
+    info = statSync(file);
+  } catch {
+    return false;
+  }
+  const major = Math.floor(info.dev / 256) & 0xfff;
+  const minor = (info.dev & 0xff) | (Math.floor(info.dev / 4096) & 0xfff00);
+  const id = `${major.toString(16).padStart(2, '0')}:${minor.toString(16).padStart(2, '0')}:${info.ino}`;
+  let table = '';
+  try {
+    table = readFileSync('/proc/locks', 'utf8');
+  } catch {
+    return true; // cannot tell: treat as held, never touch it
+  }
+  return table.split('\n').some((line) => /\bFLOCK\b/.test(line) && line.split(/\s+/).includes(id));
+}
+
+/** Who holds the lock, as the holder wrote it into the lock file right after taking it. */
+export interface LockHolder {
+  pid: number;
+  user: string;
+  host: string;
+  since: string;
+  purpose: string;
+}
+
+/** Writes the holder's note into the lock file through the held descriptor. */
+export function noteHolder(lock: HeldLock, holder: LockHolder): void {
+  try {
+    const text = Buffer.from(`${JSON.stringify(holder)}\n`);
+    ftruncateSync(lock.fd, 0);
+    writeSync(lock.fd, text, 0, text.length, 0);
+  } catch {
+    // the note is for messages only; the lock is what counts
+  }
+}
+
+function readHolder(file: string): LockHolder | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as LockHolder;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The record of a running session, or undefined when there is none (or it cannot be read). */
 export function readRecord(file: string): SessionRecord | undefined {
   try {
@@ -113,10 +166,12 @@ export function writeRecord(file: string, record: SessionRecord): void {
 }
 
 /** The refusal for a busy workspace: who runs there, since when, in which container. */
-export function busyError(sessionId: string, record: SessionRecord | undefined): ToolError {
+export function busyError(sessionId: string, record: SessionRecord | undefined, holder?: LockHolder): ToolError {
   const who = record
     ? `session ${record.sessionId} (${record.line.runtime}) started ${record.startedAt} by ${record.user} on ${record.host}, launcher pid ${record.pid}, container ${record.containerName}`
-    : `another launcher holds its lock (its record is not written yet)`;
+    : holder
+      ? `session ${sessionId} started ${holder.since} by ${holder.user} on ${holder.host}, launcher pid ${holder.pid} (${holder.purpose}; no container yet)`
+      : `another launcher holds its lock (it is just starting)`;
   return new ToolError('busy', 'workspace-busy', `workspace ${sessionId} is busy: ${who}; wait for it to end, or stop it with \`podman stop ${record?.containerName ?? `agent-sandbox-${sessionId}`}\``, {
     sessionId,
     ...(record ? { running: { runId: record.runId, startedAt: record.startedAt, user: record.user, pid: record.pid, containerName: record.containerName } } : {}),
@@ -124,9 +179,10 @@ export function busyError(sessionId: string, record: SessionRecord | undefined):
 }
 
 /** Takes the workspace's lock or refuses (92) naming the session that holds it. */
-export function lockWorkspace(lockFile: string, recordFile: string, sessionId: string): HeldLock {
+export function lockWorkspace(lockFile: string, recordFile: string, sessionId: string, purpose = 'starting a session'): HeldLock {
   ensureSessionsDir(path.dirname(lockFile));
   const lock = tryLock(lockFile);
-  if (!lock) throw busyError(sessionId, readRecord(recordFile));
+  if (!lock) throw busyError(sessionId, readRecord(recordFile), readHolder(lockFile));
+  noteHolder(lock, { pid: process.pid, user: os.userInfo().username, host: os.hostname(), since: new Date().toISOString(), purpose });
   return lock;
 }

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { runPodman } from '@agent-sandbox/shared/podman';
 import { sweepStaleParents } from '@agent-sandbox/podman-attrib';
 import { finishGitView } from '@agent-sandbox/mount-plan';
-import { heldLock, readRecord, tryLock, type HeldLock } from './session-lock.js';
+import { heldLock, isLockHeld, readRecord, tryLock, type HeldLock } from './session-lock.js';
 import type { SessionRecord } from './session-record.js';
 import { sessionsDir } from './layout.js';
 import { recordVerdict } from './verdict.js';
@@ -110,6 +110,12 @@ export async function sweepRecord(record: SessionRecord, root: string, lock: Hel
   }
 }
 
+/** True when the record names a launcher that is no longer alive (its sentinel may be cleaning up). */
+function ownerGone(recordFile: string): boolean {
+  const record = readRecord(recordFile);
+  return record !== undefined && !alive(record.pid);
+}
+
 /** A lock file with no record this old belongs to no starting launcher. */
 const staleLockMs = 60_000;
 
@@ -163,6 +169,7 @@ export async function sweepAbandoned(root: string, log: (line: string) => void):
     // A lock without a record is a launcher between taking its lock and writing its record (a
     // few ms): trying it could make that launcher see "busy". Only a stale one is removed.
     if (!existsSync(recordFile) && !olderThan(path.join(dir, name), staleLockMs)) continue;
+    if (isLockHeld(path.join(dir, name)) && !ownerGone(recordFile)) continue;
     const lock = await lockOfDeadOwner(path.join(dir, name), recordFile);
     if (!lock) continue;
     const record = readRecord(recordFile);

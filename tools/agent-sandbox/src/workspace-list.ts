@@ -11,7 +11,7 @@ import type { WorkspaceEntry, WorkspaceListOutput } from '@agent-sandbox/shared/
 import { detectGit } from '@agent-sandbox/mount-plan';
 import { runGit, uncommittedPaths, type GitPlace } from './git-run.js';
 import { checkWorkspaceId, layoutFor } from './layout.js';
-import { tryLock } from './session-lock.js';
+import { isLockHeld } from './session-lock.js';
 import { listWorkspaceRecords, type WorkspaceRecord } from './workspace-record.js';
 
 /** The last ledger line of each session id, read from the ledger's last `tailBytes` (it only grows). */
@@ -44,11 +44,7 @@ export function lastSessions(ledgerFile: string, tailBytes = 16 << 20): Map<stri
 
 /** True when a session holds the workspace's lock now (a probe: taken and given back at once). */
 export function isBusy(lockFile: string): boolean {
-  if (!existsSync(lockFile)) return false;
-  const lock = tryLock(lockFile);
-  if (!lock) return true;
-  lock.release();
-  return false;
+  return existsSync(lockFile) && isLockHeld(lockFile);
 }
 
 /** Where git finds a workspace's metadata, named explicitly (git-run.ts), or undefined when it is not git. */

@@ -17,7 +17,8 @@ interface Row {
   flags: string[];
   script: string;
   meanwhile?: (fx: SessionFixture) => Promise<void>;
-  exitCode: number;
+  /** The status the container ended with; several when the stop can land before or after the agent's own signal handling. */
+  exitCode: number | number[];
   reason: string;
   check?: (t: Test, line: any, ms: number) => void;
 }
@@ -82,7 +83,9 @@ const rows: Row[] = [
     label: 'timeout',
     flags: ['--timeout', '3s'],
     script: 'trap "" TERM; sleep 60',
-    exitCode: 137,
+    // 137 when the 3 s grace ran out on the ignored TERM; 143 when a loaded host started the
+    // agent so late that TERM came before its trap. Either is the container's own status.
+    exitCode: [137, 143],
     reason: 'timeout',
     check: (t, line, ms) => {
       t.ok(ms < 20_000, `stopped after ${ms} ms (3 s timeout, 3 s grace before SIGKILL)`);
@@ -116,11 +119,12 @@ for (const row of rows) {
     await row.meanwhile?.(fx);
     const out = await running;
     const ms = Date.now() - began;
-    t.equal(out.exitCode, row.exitCode, `the status passes through (stderr: ${out.stderr.trim().split('\n').slice(-3).join(' | ')})`);
+    const statuses = Array.isArray(row.exitCode) ? row.exitCode : [row.exitCode];
+    t.ok(statuses.includes(out.exitCode!), `the status passes through: ${out.exitCode} (stderr: ${out.stderr.trim().split('\n').slice(-3).join(' | ')})`);
     const lines = fx.ledgerLines();
     t.equal(lines.length, 1, 'one ledger line');
     t.doesNotThrow(() => validateDocument(LedgerLine, lines[0], 'ledger'), 'it matches the ledger schema');
-    t.match(lines[0], { outcome: 'ran', exitCode: row.exitCode, reason: row.reason });
+    t.match(lines[0], { outcome: 'ran', exitCode: out.exitCode, reason: row.reason });
     row.check?.(t, lines[0], ms);
     t.same(await fx.leftovers(), nothingLeft, 'no container, staged or installed copy, lock, record or cgroup is left');
     ran += 1;
