@@ -4,6 +4,9 @@
  * `nodad`) addresses, and TLS servers in it for api.openai.com (allowed in the tests) and
  * blocked.example (not allowed), certified by a CA made for this run. Each server counts its
  * connections. `resolve` is the resolver map the broker is given instead of DNS.
+ * `extra` hosts get an address and a certificate for their names but no server: the caller
+ * runs its own there (the TLS model server standing in for api.openai.com and
+ * api.anthropic.com) and points the names at it its own way (a private /etc/hosts).
  *
  * Several may run at once (tap runs files in parallel): each takes one /28 of 203.0.113.0/24
  * and one /64 of 2001:db8::/32, claimed with an atomic mkdir under /run. The host's end has
@@ -17,13 +20,21 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { ListenerConfig } from './fake-internet-server.js';
-import { makeTestCa, type TestCa } from './test-ca.js';
+import { makeTestCa, type ServerCert, type TestCa } from './test-ca.js';
 import type { Teardown } from './temp-dir.js';
 
 export interface FakeHost {
   name: string;
   v4: string;
   v6: string;
+}
+
+/** A bare host of the fake internet: addresses and a certificate for its names, no server. */
+export interface ExtraHost {
+  names: string[];
+  v4: string;
+  v6: string;
+  tls: ServerCert;
 }
 
 export interface ServerEvent {
@@ -39,6 +50,8 @@ export interface FakeInternet {
   netns: string;
   api: FakeHost;
   blocked: FakeHost;
+  /** The hosts asked for with options.extra, in order. */
+  extra: ExtraHost[];
   /** The host's end of the veth: an address of the host itself. */
   hostSide: { v4: string; v6: string };
   ca: TestCa;
@@ -152,7 +165,13 @@ async function startServers(netns: string, configFile: string, events: ServerEve
   return { child };
 }
 
-export async function startFakeInternet(t: Teardown, options: { dir: string }): Promise<FakeInternet> {
+export interface FakeInternetOptions {
+  dir: string;
+  /** Bare hosts, each a list of the names its certificate holds (at most 3: a slot has 16 addresses). */
+  extra?: readonly (readonly string[])[];
+}
+
+export async function startFakeInternet(t: Teardown, options: FakeInternetOptions): Promise<FakeInternet> {
   const tag = randomBytes(3).toString('hex');
   const netns = `asfi-${tag}`;
   const [hv, nv] = [`asfi${tag}h`, `asfi${tag}n`];
@@ -175,19 +194,24 @@ export async function startFakeInternet(t: Teardown, options: { dir: string }): 
     const blocked = { name: 'blocked.example', v4: `203.0.113.${base + 11}`, v6: `${v6net}11` };
     const hostSide = { v4: `203.0.113.${base + 1}`, v6: `${v6net}1` };
     const ca = await makeTestCa(options.dir, [api.name, blocked.name]);
-    await makeNetwork(netns, slot, hv, nv, [api, blocked], hostSide);
+    if ((options.extra ?? []).length > 3) throw new Error('startFakeInternet: at most 3 extra hosts');
+    const extra: ExtraHost[] = [];
+    for (const [i, names] of (options.extra ?? []).entries()) {
+      extra.push({ names: [...names], v4: `203.0.113.${base + 12 + i}`, v6: `${v6net}${12 + i}`, tls: await ca.issue(names) });
+    }
+    await makeNetwork(netns, slot, hv, nv, [api, blocked, ...extra.map((h) => ({ name: h.names[0]!, v4: h.v4, v6: h.v6 }))], hostSide);
     const configFile = path.join(options.dir, 'fake-internet-listeners.json');
     await writeFile(configFile, JSON.stringify(listenersFor([{ key: 'api', host: api }, { key: 'blocked', host: blocked }], ca)), { mode: 0o600 });
     const events: ServerEvent[] = [];
     ({ child } = await startServers(netns, configFile, events));
-    return assemble({ netns, api, blocked, hostSide, ca, events, child, stop });
+    return { ...assemble({ netns, api, blocked, hostSide, ca, events, child, stop }), extra };
   } catch (err) {
     await stop();
     throw err;
   }
 }
 
-function assemble(parts: { netns: string; api: FakeHost; blocked: FakeHost; hostSide: { v4: string; v6: string }; ca: TestCa; events: ServerEvent[]; child: ResultPromise; stop(): Promise<void> }): FakeInternet {
+function assemble(parts: { netns: string; api: FakeHost; blocked: FakeHost; hostSide: { v4: string; v6: string }; ca: TestCa; events: ServerEvent[]; child: ResultPromise; stop(): Promise<void> }): Omit<FakeInternet, 'extra'> {
   const { api, blocked, hostSide, events, child } = parts;
   const names: Record<string, string[]> = {
     [api.name]: [api.v4, api.v6],

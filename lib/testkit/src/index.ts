@@ -4,3 +4,4 @@ export * from './podman-names.js';
 export * from './model-server.js';
 export * from './test-ca.js';
 export * from './fake-internet.js';
+export * from './private-hosts.js';

@@ -13,6 +13,7 @@ import { prepareGitView } from '@agent-sandbox/mount-plan';
 import { podEnv, type SessionIdentity } from './compose.js';
 import { loadRegistry, pickHost, probeSsh, readMachineId } from './hosts.js';
 import { podManifest } from './kube-manifest.js';
+import { caRecord, stageCaFile } from './ca-file.js';
 import { resolveLayout } from './layout.js';
 import {
   checkKernelLog,
@@ -81,7 +82,7 @@ export async function planCommand(request: LaunchRequest, io: CommandIo) {
     mounts: plan.allMounts,
     workdir: plan.mounts.workdir,
     git: plan.mounts.git,
-    egress: { mode: plan.egress.mode, allow: plan.egress.allow },
+    egress: { mode: plan.egress.mode, allow: plan.egress.allow, ...(plan.egress.ca ? { ca: caRecord(plan.egress.ca) } : {}) },
     command: plan.runPlan.command,
     runPlan: plan.runPlan,
     argv: plan.argv,
@@ -105,6 +106,7 @@ export async function kubeCommand(request: LaunchRequest, io: CommandIo) {
   const lock = lockWorkspace(plan.layout.lockFile, plan.layout.recordFile, plan.layout.sessionId);
   try {
     await stageCredentials(stageInput, { env: io.env });
+    if (plan.egress.ca) await stageCaFile(plan.egress.ca);
     prepareHome(plan.layout.home, process.geteuid?.() ?? 0);
     if (plan.mounts.gitView) await prepareGitView(plan.mounts.gitView);
   } finally {

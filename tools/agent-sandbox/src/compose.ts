@@ -17,6 +17,7 @@ import { buildRunArgv, type RunFacts } from '@agent-sandbox/sandbox-run';
 import type { SessionLayout } from './layout.js';
 import type { LaunchRequest } from './request.js';
 import { egressMount, proxyEnv, relayPrefix, type EgressPlan } from './egress.js';
+import { caEnv, caMount } from './ca-file.js';
 
 /** Who and what a session is: the fields its plan output and its ledger line both state. */
 export interface SessionIdentity {
@@ -71,9 +72,10 @@ export function containerEnvOf(plan: Pick<SessionPlan, 'containerEnv' | 'identit
 export function composePlan(input: ComposeInput): SessionPlan {
   const { request, identity, layout, credentials, mounts, egress } = input;
   const socketMount = egress.socketDir ? [{ source: egress.socketDir, destination: egressMount, readOnly: true }] : [];
-  const allMounts = orderMounts([...mounts.mounts, ...credentials.mounts, ...socketMount]);
+  const caMounts = egress.ca ? [{ source: egress.ca.staged, destination: caMount, readOnly: true }] : [];
+  const allMounts = orderMounts([...mounts.mounts, ...credentials.mounts, ...socketMount, ...caMounts]);
   const passed = runtimes[request.runtime].env.filter((name) => input.env[name] !== undefined);
-  const containerEnv = { ...mounts.env, ...proxyEnv(egress) };
+  const containerEnv = { ...mounts.env, ...proxyEnv(egress), ...caEnv(egress.ca) };
   const runPlan: RunPlan = {
     image: identity.image,
     sessionId: layout.sessionId,

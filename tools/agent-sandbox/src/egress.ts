@@ -13,6 +13,7 @@ import { startSessionBroker, egressAllowlist, type SessionBroker } from '@agent-
 import { agentGid, agentUid } from '@agent-sandbox/shared/container-layout';
 import type { RuntimeName } from '@agent-sandbox/shared/runtimes';
 import type { EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
+import type { CaTrust } from './ca-file.js';
 
 /** Inside the container. */
 export const egressMount = '/run/sandbox-egress';
@@ -27,6 +28,8 @@ export interface EgressPlan {
   socketDir?: string;
   /** Where the broker writes one JSON line per attempt (broker mode). */
   logPath?: string;
+  /** --ca-file, read and checked (any mode: a caller's namespace may hold a TLS proxy too). */
+  ca?: CaTrust;
 }
 
 /** Where the socket lives: the runtime directory (short paths: a unix socket path has 107 bytes). */
@@ -39,11 +42,14 @@ export function egressPlanOf(
   request: { runtime: RuntimeName; egress: 'runtime' | 'none'; allowHosts: string[]; network: string; ledgerFile: string },
   sessionId: string,
   runId: string,
+  ca?: CaTrust,
 ): EgressPlan {
-  if (request.network !== 'none') return { mode: 'namespace', allow: [] };
-  if (request.egress === 'none') return { mode: 'none', allow: [] };
+  const trust = ca ? { ca } : {};
+  if (request.network !== 'none') return { mode: 'namespace', allow: [], ...trust };
+  if (request.egress === 'none') return { mode: 'none', allow: [], ...trust };
   return {
     mode: 'broker',
+    ...trust,
     allow: [...new Set([...egressAllowlist(request.runtime), ...request.allowHosts])],
     socketDir: egressSocketDir(sessionId),
     logPath: path.join(path.dirname(request.ledgerFile), 'egress', `${sessionId}-${runId}.jsonl`),
