@@ -42,6 +42,8 @@ export interface ModelServerOptions {
   steps: ScriptStep[];
   /** The canary the agent must present; only its SHA-256 reaches the server's argv. */
   expectedToken: string;
+  /** Or its SHA-256 alone (a caller that never holds the canary, e.g. the demo's helper). */
+  expectedTokenSha256?: string;
   dir: string;
   port?: number;
   /** Access token handed out by the refresh endpoint. */
@@ -68,7 +70,7 @@ async function spawnServer(t: Teardown | undefined, netns: string, options: Mode
   };
   t?.teardown(stop);
   try {
-    const sha = createHash('sha256').update(options.expectedToken).digest('hex');
+    const sha = options.expectedTokenSha256 ?? createHash('sha256').update(options.expectedToken).digest('hex');
     const args = ['netns', 'exec', netns, process.execPath, path.join(repoRoot, 'test/model-server/model-server.mjs'),
       '--script', script, '--record', record, '--token-sha256', sha, ...extra];
     if (options.refreshAccessToken) args.push('--refresh-access-token', options.refreshAccessToken);
