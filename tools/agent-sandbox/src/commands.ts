@@ -12,7 +12,8 @@ import { planCredentials, stageCredentials } from '@agent-sandbox/cred-stage';
 import { prepareGitView } from '@agent-sandbox/mount-plan';
 import { podEnv, type SessionIdentity } from './compose.js';
 import { loadRegistry, pickHost, probeSsh, readMachineId } from './hosts.js';
-import { podManifest } from './kube-manifest.js';
+import { kubeManifest } from './kube-manifest.js';
+import { brokerConfig, makeSocketDir } from './egress.js';
 import { caRecord, stageCaFile } from './ca-file.js';
 import { resolveLayout } from './layout.js';
 import {
@@ -92,10 +93,13 @@ export async function planCommand(request: LaunchRequest, io: CommandIo) {
 }
 
 /**
- * `kube`: the same plan as a Pod manifest (containment "kube"). Like a run, it stages the
- * credential copy (<root>/secrets/<id>, owned by uid 1000, which the hostPath volume names)
- * and hands the session home to uid 1000, and makes the git-dir view, so the manifest runs as
- * printed; when the pod has ended, remove <root>/secrets/<id> and finish <root>/git-views/<id>. On a cluster the credential would be a Secret.
+ * `kube`: the same plan as Kubernetes objects (containment "kube"): the Pod, a deny-all
+ * NetworkPolicy and the node broker's ConfigMap (kube-manifest.ts). Like a run, it stages the
+ * credential copy (<root>/secrets/<id>, owned by uid 1000, which the hostPath volume names) and
+ * the --ca-file copy, hands the session home to uid 1000, makes the git-dir view and the
+ * broker's socket directory, so the manifest runs as printed once the node's broker listens
+ * there; when the pod has ended, remove <root>/secrets/<id> and the socket directory, and
+ * finish <root>/git-views/<id>. On a cluster the credential would be a Secret.
  * A workspace with a running session is refused (92) before anything is staged.
  */
 export async function kubeCommand(request: LaunchRequest, io: CommandIo) {
@@ -109,11 +113,14 @@ export async function kubeCommand(request: LaunchRequest, io: CommandIo) {
     if (plan.egress.ca) await stageCaFile(plan.egress.ca);
     prepareHome(plan.layout.home, process.geteuid?.() ?? 0);
     if (plan.mounts.gitView) await prepareGitView(plan.mounts.gitView);
+    if (plan.egress.socketDir) makeSocketDir(plan.egress.socketDir);
   } finally {
     lock.release();
   }
-  return podManifest({
+  const broker = brokerConfig(plan.egress, plan.layout.sessionId);
+  return kubeManifest({
     sessionId: plan.layout.sessionId,
+    ...(broker ? { broker } : {}),
     image: plan.identity.image,
     command: plan.runPlan.command ?? [],
     workdir: plan.mounts.workdir,
