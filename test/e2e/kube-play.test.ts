@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { cgroupMode } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
 import { execa } from 'execa';
-import { binPath, privateHosts, repoRoot, runBin, startFakeInternet, tempDir } from '@agent-sandbox/testkit';
+import { binPath, privateHosts, repoRoot, runBin, startFakeInternet, tempDir, type FakeInternet } from '@agent-sandbox/testkit';
 
 const proofs = path.join(repoRoot, 'test/e2e/fixtures/pod-proofs.sh');
 const probe = path.join(repoRoot, 'test/e2e/fixtures/pod-egress-probe.mjs');
@@ -27,7 +27,8 @@ const pids = 48;
 const memory = '128m';
 const memoryBytes = 128 * 1024 * 1024;
 
-t.test('the kube objects run under podman kube play: denial, no-namespace, fork-ceiling and egress proofs pass inside the pod', async (t) => {
+/** The session's root and workspace (the proofs in it, owned by the agent), a neighbour, a HOME with a canary. */
+async function kubeLayout(t: Tap.Test) {
   const base = await tempDir(t, 'astest-kube-');
   await chmod(base, 0o755);
   const id = `astest-kube-${randomBytes(3).toString('hex')}`;
@@ -44,7 +45,28 @@ t.test('the kube objects run under podman kube play: denial, no-namespace, fork-
   await writeFile(path.join(home, '.codex', 'auth.json'), JSON.stringify({ OPENAI_API_KEY: 'sk-canary-kube' }), { mode: 0o600 });
   // A neighbouring workspace under the same root must not be visible in the pod.
   await mkdir(path.join(root, 'workspaces', 'neighbour'));
+  return { base, id, root, home };
+}
 
+/**
+ * The node's broker, with the node's resolver (a private /etc/hosts naming the fake internet),
+ * on the socket the pod mounts; its stdout carries the attempt lines, then the summary.
+ */
+async function startNodeBroker(t: Tap.Test, base: string, fi: FakeInternet, broker: { socketPath: string }) {
+  const prefix = await privateHosts(base, [
+    { address: fi.api.v4, names: [fi.api.name] },
+    { address: fi.blocked.v4, names: [fi.blocked.name] },
+  ]);
+  const node = execa(prefix[0]!, [...prefix.slice(1), binPath('egress-proxy'), 'serve'], { input: JSON.stringify(broker), reject: false, stdin: 'pipe' });
+  t.teardown(() => void node.kill('SIGTERM'));
+  t.teardown(() => rm(path.dirname(broker.socketPath), { recursive: true, force: true }));
+  for (let i = 0; i < 100 && !existsSync(broker.socketPath); i++) await new Promise((r) => setTimeout(r, 50));
+  t.ok(existsSync(broker.socketPath), 'the node broker listens on the socket');
+  return { node }; // wrapped: the child is a thenable, which an async function would wait for
+}
+
+t.test('the kube objects run under podman kube play: denial, no-namespace, fork-ceiling and egress proofs pass inside the pod', async (t) => {
+  const { base, id, root, home } = await kubeLayout(t);
   const fi = await startFakeInternet(t, { dir: base });
 
   const out = await runBin(
@@ -66,16 +88,7 @@ t.test('the kube objects run under podman kube play: denial, no-namespace, fork-
   t.same(broker, { socketPath: `/run/agent-sandbox/egress/${id}/egress.sock`, sessionId: id, allow: ['api.openai.com', 'chatgpt.com', 'auth.openai.com'], socketOwner: { uid: 1000, gid: 1000 } }, "the node broker's config: the runtime's allowlist on the socket the pod mounts");
   t.equal(manifest.metadata.annotations['io.podman.annotations.pids-limit/agent'], String(pids), 'the pids limit travels as the podman annotation');
   t.equal(manifest.metadata.annotations['seccomp.security.alpha.kubernetes.io/pod'], 'localhost/agent-sandbox.json', 'the seccomp profile travels as the annotation podman 4.3 reads');
-  // The node's broker, with the node's resolver (a private /etc/hosts), on the socket the pod mounts.
-  const prefix = await privateHosts(base, [
-    { address: fi.api.v4, names: [fi.api.name] },
-    { address: fi.blocked.v4, names: [fi.blocked.name] },
-  ]);
-  const node = execa(prefix[0]!, [...prefix.slice(1), binPath('egress-proxy'), 'serve'], { input: JSON.stringify(broker), reject: false, stdin: 'pipe' });
-  t.teardown(() => void node.kill('SIGTERM'));
-  for (let i = 0; i < 100 && !existsSync(broker.socketPath); i++) await new Promise((r) => setTimeout(r, 50));
-  t.ok(existsSync(broker.socketPath), 'the node broker listens on the socket');
-  t.teardown(() => rm(path.dirname(broker.socketPath), { recursive: true, force: true }));
+  const { node } = await startNodeBroker(t, base, fi, broker);
 
   // podman 4.3 takes a YAML stream, not a List; JSON documents are YAML.
   const file = path.join(base, 'pod.yaml');
