@@ -60,13 +60,14 @@ t.test('plan prints the composed plan and runs nothing', async (t) => {
   t.equal(out.exitCode, 0, out.stderr);
   const plan = JSON.parse(out.stdout);
   t.match(plan, { ok: true, sessionId: fx.id, containment: 'podman-rootful', workdir: `/sandbox/workspaces/${fx.id}` });
-  t.same(plan.command, [`/sandbox/workspaces/${fx.id}/stub-agent.sh`, '0', fx.hostMarker], 'the agent command is the container command');
+  const relay = ['egress-relay', '--socket', '/run/sandbox-egress/egress.sock', '--listen', '127.0.0.1:3128', '--'];
+  t.same(plan.command, [...relay, `/sandbox/workspaces/${fx.id}/stub-agent.sh`, '0', fx.hostMarker], 'the agent command is the container command, behind the egress relay');
   t.equal(plan.argv.filter((a: string) => a === 'run').length, 1, 'a podman run argv');
   t.ok(plan.argv.includes('--cap-drop=ALL'));
   t.same(
     plan.mounts.map((m: { destination: string }) => m.destination).sort(),
-    ['/sandbox-secrets/codex/auth.json', '/sandbox/home', `/sandbox/workspaces/${fx.id}`].sort(),
-    'exactly the workspace, its home and the staged credential',
+    ['/sandbox-secrets/codex/auth.json', '/sandbox/home', `/sandbox/workspaces/${fx.id}`, '/run/sandbox-egress'].sort(),
+    "exactly the workspace, its home, the staged credential and the broker's socket directory",
   );
   t.equal(fx.ranInWorkspace(), undefined, 'nothing ran');
   t.equal(fx.ledgerLines().length, 0, 'plan writes no ledger line: no session');
