@@ -48,6 +48,8 @@ export interface ModelServerOptions {
   port?: number;
   /** Access token handed out by the refresh endpoint. */
   refreshAccessToken?: string;
+  /** Speak TLS with this certificate (startModelServer; startApiModelServer always does). */
+  tls?: { certFile: string; keyFile: string };
 }
 
 interface Spawned {
@@ -112,7 +114,8 @@ export async function startModelServer(t: Teardown | undefined, options: ModelSe
     await removeNetns();
     throw err;
   }
-  const server = await spawnServer(t, netns, options, ['--port', String(port)], removeNetns);
+  const tls = options.tls ? ['--tls-cert', options.tls.certFile, '--tls-key', options.tls.keyFile] : [];
+  const server = await spawnServer(t, netns, options, ['--port', String(port), ...tls], removeNetns);
   return { netns, network: `ns:/run/netns/${netns}`, port, url: `http://127.0.0.1:${port}`, ...server };
 }
 
