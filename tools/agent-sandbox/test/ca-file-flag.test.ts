@@ -6,7 +6,7 @@
 // set by name (never SSL_CERT_FILE, which replaces the system roots); the copy is gone with the
 // session, and plan and the ledger name the file and its certificates.
 import t from 'tap';
-import { execa } from 'execa';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { makeTestCa, tempDir } from '@agent-sandbox/testkit';
@@ -25,7 +25,7 @@ const bundle = write('bundle.pem', `# corporate proxy roots\n${ca.certPem}${ca.s
 const refusals: { label: string; file: () => Promise<string> | string; exit: number; message: RegExp }[] = [
   { label: 'a missing file', file: () => path.join(dir, 'none-such.pem'), exit: 86, message: /--ca-file .*none-such\.pem: cannot be resolved \(ENOENT\)/ },
   { label: 'a directory', file: () => (mkdirSync(path.join(dir, 'a-dir'), { recursive: true }), path.join(dir, 'a-dir')), exit: 86, message: /expected a regular file/ },
-  { label: 'a FIFO (never read: it would block)', file: async () => (await execa('mkfifo', [path.join(dir, 'fifo')]), path.join(dir, 'fifo')), exit: 86, message: /expected a regular file/ },
+  { label: 'a FIFO (never read: it would block)', file: () => (execFileSync('mkfifo', [path.join(dir, 'fifo')]), path.join(dir, 'fifo')), exit: 86, message: /expected a regular file/ },
   { label: 'a relative path', file: () => 'bundle.pem', exit: 80, message: /--ca-file: expected an absolute path/ },
   { label: 'a file with no certificate', file: () => write('text.pem', 'not a certificate\n'), exit: 80, message: /no PEM certificate/ },
   { label: 'a certificate with its private key', file: () => write('with-key.pem', `${ca.certPem}${keyPem}`), exit: 80, message: /holds a PRIVATE KEY block; expected PEM certificates only/ },
