@@ -1,26 +1,34 @@
-// The Pod manifest from `agent-sandbox kube` runs for real under `podman kube play` (the local
-// stand-in for a kubelet, runc selected through a CONTAINERS_CONF file) and the denial and
-// ceiling proofs pass inside the played pod. Podman 4.3 ignores the pids annotation, so, as a
+// The objects from `agent-sandbox kube` (a List: the Pod, a deny-all NetworkPolicy, the node
+// broker's ConfigMap) run for real under `podman kube play` (the local stand-in for a kubelet,
+// runc selected through a CONTAINERS_CONF file) and the denial, ceiling and egress proofs pass
+// inside the played pod. Podman 4.3 refuses a `kind: List` ("no supported kube kind"), so the
+// items are played as a YAML stream; it skips the NetworkPolicy (it has no network policy), so
+// the pod is played with --network none, which is what the policy enforces on a cluster. The
+// node's part is played by the test: `egress-proxy serve` with the ConfigMap's config, its
+// /etc/hosts pointing api.openai.com and blocked.example at the fake internet. Podman 4.3 ignores the pids annotation, so, as a
 // kubelet with podPidsLimit would, the test writes the limit at the pod cgroup before starting.
 // The pod's Localhost seccomp profile is found as a node would find it: kube play's
 // --seccomp-profile-root is the directory holding sandbox-run's agent-sandbox.json (a node has
 // it under /var/lib/kubelet/seccomp, kube play's default root), and unshare fails inside.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, chown, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { cgroupMode } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
-import { repoRoot, runBin, tempDir } from '@agent-sandbox/testkit';
+import { execa } from 'execa';
+import { binPath, privateHosts, repoRoot, runBin, startFakeInternet, tempDir, type FakeInternet } from '@agent-sandbox/testkit';
 
 const proofs = path.join(repoRoot, 'test/e2e/fixtures/pod-proofs.sh');
+const probe = path.join(repoRoot, 'test/e2e/fixtures/pod-egress-probe.mjs');
 const seccompRoot = path.join(repoRoot, 'tools/sandbox-run/seccomp');
 const pids = 48;
 const memory = '128m';
 const memoryBytes = 128 * 1024 * 1024;
 
-t.test('the kube manifest runs under podman kube play and the denial, no-namespace and fork-ceiling proofs pass inside the pod', async (t) => {
+/** The session's root and workspace (the proofs in it, owned by the agent), a neighbour, a HOME with a canary. */
+async function kubeLayout(t: Test) {
   const base = await tempDir(t, 'astest-kube-');
   await chmod(base, 0o755);
   const id = `astest-kube-${randomBytes(3).toString('hex')}`;
@@ -29,6 +37,7 @@ t.test('the kube manifest runs under podman kube play and the denial, no-namespa
   await mkdir(ws, { recursive: true });
   await copyFile(proofs, path.join(ws, 'pod-proofs.sh'));
   await chmod(path.join(ws, 'pod-proofs.sh'), 0o755);
+  await copyFile(probe, path.join(ws, 'pod-egress-probe.mjs'));
   await chown(ws, 1000, 1000);
   await mkdir(path.join(base, 'other', 'workspaces', 'neighbour'), { recursive: true });
   const home = path.join(base, 'home');
@@ -36,19 +45,54 @@ t.test('the kube manifest runs under podman kube play and the denial, no-namespa
   await writeFile(path.join(home, '.codex', 'auth.json'), JSON.stringify({ OPENAI_API_KEY: 'sk-canary-kube' }), { mode: 0o600 });
   // A neighbouring workspace under the same root must not be visible in the pod.
   await mkdir(path.join(root, 'workspaces', 'neighbour'));
+  return { base, id, root, home };
+}
+
+/**
+ * The node's broker, with the node's resolver (a private /etc/hosts naming the fake internet),
+ * on the socket the pod mounts; its stdout carries the attempt lines, then the summary.
+ */
+async function startNodeBroker(t: Test, base: string, fi: FakeInternet, broker: { socketPath: string }) {
+  const prefix = await privateHosts(base, [
+    { address: fi.api.v4, names: [fi.api.name] },
+    { address: fi.blocked.v4, names: [fi.blocked.name] },
+  ]);
+  const node = execa(prefix[0]!, [...prefix.slice(1), binPath('egress-proxy'), 'serve'], { input: JSON.stringify(broker), reject: false, stdin: 'pipe' });
+  t.teardown(() => void node.kill('SIGTERM'));
+  t.teardown(() => rm(path.dirname(broker.socketPath), { recursive: true, force: true }));
+  for (let i = 0; i < 100 && !existsSync(broker.socketPath); i++) await new Promise((r) => setTimeout(r, 50));
+  t.ok(existsSync(broker.socketPath), 'the node broker listens on the socket');
+  return { node }; // wrapped: the child is a thenable, which an async function would wait for
+}
+
+t.test('the kube objects run under podman kube play: denial, no-namespace, fork-ceiling and egress proofs pass inside the pod', async (t) => {
+  const { base, id, root, home } = await kubeLayout(t);
+  const fi = await startFakeInternet(t, { dir: base });
 
   const out = await runBin(
     'agent-sandbox',
-    ['kube', '--runtime', 'codex', '--workspace', id, '--root', root, '--pids', String(pids), '--memory', memory, '--agent-bin', `/sandbox/workspaces/${id}/pod-proofs.sh`, '--', id, String(pids), String(memoryBytes)],
+    ['kube', '--runtime', 'codex', '--workspace', id, '--root', root, '--pids', String(pids), '--memory', memory, '--ca-file', fi.ca.certFile,
+      '--agent-bin', `/sandbox/workspaces/${id}/pod-proofs.sh`, '--', id, String(pids), String(memoryBytes), fi.api.name, fi.blocked.name, fi.api.v4],
     { env: { HOME: home, PATH: process.env['PATH'] ?? '/usr/bin:/bin' } },
   );
   t.equal(out.exitCode, 0, out.stderr);
-  const manifest = out.json;
+  t.equal(out.json.kind, 'List', 'kube prints one List');
+  const item = (kind: string) => (out.json.items as any[]).find((i) => i.kind === kind);
+  t.same((out.json.items as any[]).map((i) => i.kind), ['Pod', 'NetworkPolicy', 'ConfigMap'], 'the Pod, its NetworkPolicy and the broker ConfigMap');
+  const manifest = item('Pod');
   const podName = manifest.metadata.name as string;
+  const policy = item('NetworkPolicy');
+  t.same(policy.spec, { podSelector: { matchLabels: { 'agent-sandbox/session': id } }, policyTypes: ['Ingress', 'Egress'], ingress: [], egress: [] }, 'the policy denies the pod everything in and out');
+  t.equal(manifest.metadata.labels['agent-sandbox/session'], id, 'and selects this pod');
+  const broker = JSON.parse(item('ConfigMap').data['egress-proxy.json']);
+  t.same(broker, { socketPath: `/run/agent-sandbox/egress/${id}/egress.sock`, sessionId: id, allow: ['api.openai.com', 'chatgpt.com', 'auth.openai.com'], socketOwner: { uid: 1000, gid: 1000 } }, "the node broker's config: the runtime's allowlist on the socket the pod mounts");
   t.equal(manifest.metadata.annotations['io.podman.annotations.pids-limit/agent'], String(pids), 'the pids limit travels as the podman annotation');
   t.equal(manifest.metadata.annotations['seccomp.security.alpha.kubernetes.io/pod'], 'localhost/agent-sandbox.json', 'the seccomp profile travels as the annotation podman 4.3 reads');
-  const file = path.join(base, 'pod.json');
-  await writeFile(file, JSON.stringify(manifest));
+  const { node } = await startNodeBroker(t, base, fi, broker);
+
+  // podman 4.3 takes a YAML stream, not a List; JSON documents are YAML.
+  const file = path.join(base, 'pod.yaml');
+  await writeFile(file, (out.json.items as unknown[]).map((i) => JSON.stringify(i)).join('\n---\n'));
   const conf = path.join(base, 'containers.conf');
   await writeFile(conf, '[engine]\nruntime = "runc"\n[containers]\ndefault_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]\n');
   const env = { ...process.env, CONTAINERS_CONF: conf } as Record<string, string>;
@@ -57,7 +101,7 @@ t.test('the kube manifest runs under podman kube play and the denial, no-namespa
     await rm(path.join(root, 'secrets'), { recursive: true, force: true });
   });
 
-  await runPodman(['kube', 'play', '--start=false', '--seccomp-profile-root', seccompRoot, file], { env, timeoutMs: 120_000 });
+  await runPodman(['kube', 'play', '--start=false', '--network', 'none', '--seccomp-profile-root', seccompRoot, file], { env, timeoutMs: 120_000 });
   const cgroupPath = (await runPodman(['pod', 'inspect', podName, '--format', '{{.CgroupPath}}'], { env })).stdout.trim();
   t.ok(cgroupPath.length > 1, `pod cgroup ${cgroupPath}`);
   const pidsMax = cgroupMode() === 'v2' ? `/sys/fs/cgroup${cgroupPath}/pids.max` : `/sys/fs/cgroup/pids${cgroupPath}/pids.max`;
@@ -69,7 +113,7 @@ t.test('the kube manifest runs under podman kube play and the denial, no-namespa
   const waited = await runPodman(['wait', `${podName}-agent`], { env, timeoutMs: 120_000 });
   const logs = await runPodman(['logs', `${podName}-agent`], { env, expect: 'any' });
   const text = `${logs.stdout}\n${logs.stderr}`;
-  const claims = ['capabilities-dropped', 'no-new-privileges', 'runs-as-uid-1000', 'only-session-mounts', 'only-own-workspace', 'secret-mount-read-only', 'credential-installed', 'workspace-writable', 'memory-limit', 'no-user-namespace', 'no-mount-namespace', 'unshare-syscall-eperm', 'fork-ceiling'];
+  const claims = ['capabilities-dropped', 'no-new-privileges', 'runs-as-uid-1000', 'only-session-mounts', 'only-own-workspace', 'secret-mount-read-only', 'credential-installed', 'workspace-writable', 'memory-limit', 'no-user-namespace', 'no-mount-namespace', 'unshare-syscall-eperm', 'egress-allowed', 'egress-denied', 'no-direct-route', 'fork-ceiling'];
   let counted = 0;
   for (const claim of claims) {
     t.match(text, new RegExp(`PROOF ${claim} ok`), `${claim}: ${(text.match(new RegExp(`PROOF ${claim} .*`)) ?? ['missing'])[0]}`);
@@ -78,5 +122,15 @@ t.test('the kube manifest runs under podman kube play and the denial, no-namespa
   t.equal(counted, claims.length, 'every proof ran');
   t.equal(waited.stdout.trim(), '0', 'the proofs exited 0 inside the pod');
   t.notMatch(text, /sk-canary-kube/, 'the secret is in no log line');
+
+  // The node broker's account: the allowed host reached once, the blocked one refused, dialed never.
+  node.kill('SIGTERM');
+  const served = await node;
+  const lines = String(served.stdout).trim().split('\n').map((l) => JSON.parse(l));
+  const summary = lines.pop().summary;
+  t.match(summary.reached, [{ host: fi.api.name, port: 443, connections: 1 }], `the broker reached ${fi.api.name} once`);
+  t.match(summary.refused, [{ host: fi.blocked.name, port: 443, rule: 'not-allowlisted', decision: 'denied', count: 1 }], `and refused ${fi.blocked.name}`);
+  t.equal(lines.length, 2, 'one log line per attempt');
+  t.equal(await fi.connections('blocked'), 0, 'the blocked server saw no connection');
   t.ok(existsSync('/proc/self'), 'the host is still working after the fork bomb');
 });

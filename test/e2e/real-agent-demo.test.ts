@@ -1,11 +1,14 @@
 // The README's main job, `pnpm run demo` (scripts/demo.sh): one command runs a real agent CLI
-// contained, against the scripted model server, and ends with a summary of the edit, the commit,
-// the ledger verdict with peaks, the staged token seen by the server and the untouched host
-// credential. Whatever it made (network namespace, server, temp dirs, containers) is gone
-// afterwards, on success and when it is interrupted mid-session.
+// contained, with the default egress: it reaches the scripted model server as api.openai.com
+// (or api.anthropic.com) through its session's broker, and the demo ends with a summary of the
+// edit, the commit, the ledger verdict with peaks, the egress line (what was reached, what was
+// refused), the staged token seen by the server and the untouched host credential. Whatever it
+// made (fake internet, server, temp dirs, containers) is gone afterwards, on success and when it
+// is interrupted mid-session, and the host's /etc/hosts is never written.
 import t, { type Test } from 'tap';
 import { execa } from 'execa';
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { runPodman } from '@agent-sandbox/shared/podman';
 import { repoRoot } from '@agent-sandbox/testkit';
@@ -19,7 +22,7 @@ const demo = path.join(repoRoot, 'scripts/demo.sh');
 function madeBy(stderr: string) {
   return {
     tmp: /workspace (\/\S+?)\/root\/workspaces\//.exec(stderr)?.[1],
-    netns: /network namespace (asdemo-[0-9a-f]+)/.exec(stderr)?.[1],
+    netns: /fake internet (asfi-[0-9a-f]+)/.exec(stderr)?.[1],
     ids: [...stderr.matchAll(/--workspace (demo-[a-z]+-[0-9a-f]+)/g)].map((m) => m[1]!),
   };
 }
@@ -35,16 +38,32 @@ async function leftBehind(t: Test, made: ReturnType<typeof madeBy>) {
   }
   const server = await execa('pgrep', ['-f', `model-server.mjs --script ${made.tmp}`], { reject: false });
   t.equal(server.exitCode, 1, 'its model server is stopped');
+  const helper = await execa('pgrep', ['-f', `fake-api.mjs --dir ${made.tmp}`], { reject: false });
+  t.equal(helper.exitCode, 1, 'its fake internet helper is gone');
+  const slots = '/run/agent-sandbox-fake-internet';
+  const held = existsSync(slots) ? readdirSync(slots).filter((d) => existsSync(`${slots}/${d}/names.json`) && readFileSync(`${slots}/${d}/names.json`, 'utf8').includes(made.netns!)) : [];
+  t.same(held, [], 'its fake internet slot is released');
 }
 
-t.test('the demo runs a contained real agent and summarises the edit, the commit, the verdict and the peaks', async (t) => {
+const hostsSha = () => createHash('sha256').update(readFileSync('/etc/hosts')).digest('hex');
+
+t.test('the demo runs a contained real agent through its broker and summarises the edit, the commit, the verdict, the peaks and the egress', async (t) => {
+  const hostsBefore = hostsSha();
   const out = await execa('bash', [demo, '--runtime', 'codex'], { reject: false, timeout: 180_000, stdin: 'ignore' });
   t.equal(out.exitCode, 0, out.stderr);
   t.match(out.stdout, /^codex:$/m);
   t.match(out.stdout, /edit: +src\/sum\.mjs: return a - b; -> return a \+ b;/, 'the agent’s edit');
   t.match(out.stdout, /commit: +[0-9a-f]{7,} sum: add instead of subtract \(Scripted Agent\)/, 'the commit');
   t.match(out.stdout, /ledger: +ran, exited, exit 0; peak \d+ MiB, \d+ pids, [0-9.]+ CPU s; staged token seen by the server on 4\/4 model requests/, 'the verdict and peaks');
+  t.match(
+    out.stdout,
+    /egress: +broker, allowlist api\.openai\.com chatgpt\.com auth\.openai\.com; reached api\.openai\.com:443 \(\d+ connections?, \d+ KB up, \d+ KB down\); refused none$/m,
+    'the egress line: the API host reached by name through the broker, nothing refused',
+  );
+  t.match(out.stderr, /agent-sandbox run --runtime codex --workspace \S+ --image \S+ --ca-file \S+ -- /, 'the session is started with the default egress (no --network)');
+  t.notMatch(out.stderr, /--network/, 'no network namespace of the caller');
   t.match(out.stdout, /host credential file byte-identical: yes/);
+  t.equal(hostsSha(), hostsBefore, "the host's /etc/hosts is byte-identical");
   t.notMatch(out.stdout + out.stderr, /sk-demo-canary-/, 'the canary is never printed');
   await leftBehind(t, madeBy(out.stderr));
 });

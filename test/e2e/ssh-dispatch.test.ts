@@ -1,6 +1,7 @@
 // The ssh path against a real sshd on 127.0.0.1 (started here with its own keys): a full session
 // returns the agent's exit code and writes a ledger line on both sides; NoNewPrivs does not cross
-// ssh; the dispatch key gets no shell; a request for another node is refused; a dead sshd is 81.
+// ssh; the dispatch key gets no shell; a request for another node is refused; a dead sshd is 81;
+// the egress flags (--ca-file, --allow-host, --egress) never cross ssh.
 import t, { type Test } from 'tap';
 import { execa } from 'execa';
 import { existsSync, readFileSync } from 'node:fs';
@@ -130,4 +131,26 @@ t.test('a host key that does not match the pinned one fails before the remote si
   t.equal(out.exitCode, 81, out.stderr);
   t.match(out.stderr, /ssh to node1 failed before the remote side started: .*(Host key verification failed|REMOTE HOST IDENTIFICATION)/);
   t.equal(r.marker(), undefined);
+});
+
+// What a session reaches and trusts is the node's call: these flags never cross ssh.
+const localOnly: [string, string[]][] = [
+  ['--ca-file', ['--ca-file', '/etc/ssl/certs/ca-certificates.crt']],
+  ['--allow-host', ['--allow-host', 'example.com']],
+  ['--egress none', ['--egress', 'none']],
+];
+let localOnlyRows = 0;
+for (const [label, flags] of localOnly) {
+  t.test(`${label} is refused for a session on another node (80 local-only-flag) before ssh`, async (t) => {
+    const r = await remote(t, `local${localOnlyRows}`);
+    const out = await launcher(r, ['run', ...r.flags, ...flags, '--', '0', r.hostMarker]);
+    t.equal(out.exitCode, 80, out.stderr);
+    t.match(out.stderr, /--network, --egress, --allow-host, --ca-file, --allow-expiring and --git-root apply to sessions on this machine only, not on node1/);
+    t.equal(r.marker(), undefined, 'nothing ran');
+    t.notMatch(r.sshd.log(), /Accepted publickey/, 'ssh was never used');
+    localOnlyRows++;
+  });
+}
+t.test('every local-only row ran', async (t) => {
+  t.equal(localOnlyRows, localOnly.length);
 });

@@ -3,7 +3,11 @@
 // OpenAI Responses API (Codex CLI) and the Anthropic Messages API (Claude Code)
 // to drive a real agent CLI through a fixed list of steps.
 //
-// Usage: model-server.mjs --script STEPS.json --port N [--token-sha256 HEX] [--record FILE]
+// Usage: model-server.mjs --script STEPS.json --port N [--host ADDR]... [--token-sha256 HEX]
+//          [--record FILE] [--tls-cert PEM --tls-key PEM]
+// --host may be given more than once (one listener per address; default 127.0.0.1). With
+// --tls-cert and --tls-key it speaks HTTPS: how it stands in for api.openai.com and
+// api.anthropic.com inside the fake internet, under a certificate of the test CA.
 //
 // STEPS.json: [{"exec":"shell command"} | {"write":{"path","content"}} | {"say":"final text"}]
 // The step answered is chosen by how many tool results the conversation already
@@ -11,6 +15,7 @@
 // The bearer token / x-api-key received is never printed or stored: only whether
 // its SHA-256 matches --token-sha256 is recorded ("tokenMatched").
 import { createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { createHash } from 'node:crypto';
 import { appendFileSync, readFileSync } from 'node:fs';
 
@@ -20,7 +25,11 @@ function arg(name, fallback) {
 }
 const steps = JSON.parse(readFileSync(arg('script'), 'utf8'));
 const port = Number(arg('port', '8080'));
-const host = arg('host', '127.0.0.1');
+const hosts = process.argv.flatMap((a, i) => (a === '--host' ? [process.argv[i + 1]] : []));
+if (hosts.length === 0) hosts.push('127.0.0.1');
+const tlsCert = arg('tls-cert', '');
+const tlsKey = arg('tls-key', '');
+if (Boolean(tlsCert) !== Boolean(tlsKey)) throw new Error('--tls-cert and --tls-key go together');
 const expectedTokenSha = arg('token-sha256', '');
 const recordFile = arg('record', '');
 /** Where codex asks to refresh an expired token; answered with new (fake) tokens. */
@@ -69,7 +78,7 @@ function codexItem(step, n) {
 function answerCodex(req, res, body) {
   const n = codexStepIndex(body);
   const step = steps[n] ?? { say: 'done' };
-  record({ api: 'responses', step: n, tokenMatched: tokenMatched(req), kind: Object.keys(step)[0] });
+  record({ api: 'responses', step: n, host: req.headers.host ?? null, tokenMatched: tokenMatched(req), kind: Object.keys(step)[0] });
   const item = codexItem(step, n);
   const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
   sse(res, [
@@ -92,7 +101,7 @@ function answerClaude(req, res, body) {
   const main = Array.isArray(body.tools) && body.tools.length > 0;
   const n = main ? claudeStepIndex(body) : -1;
   const step = main ? steps[n] ?? { say: 'done' } : { say: 'ok' };
-  record({ api: 'messages', step: n, side: !main, tokenMatched: tokenMatched(req), kind: Object.keys(step)[0] });
+  record({ api: 'messages', step: n, side: !main, host: req.headers.host ?? null, tokenMatched: tokenMatched(req), kind: Object.keys(step)[0] });
   const message = { id: `msg_${n}`, type: 'message', role: 'assistant', model: body.model ?? 'claude-test', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } };
   const events = [['message_start', { type: 'message_start', message }]];
   let stop = 'end_turn';
@@ -120,7 +129,7 @@ function answerClaude(req, res, body) {
   sse(res, events);
 }
 
-const server = createServer((req, res) => {
+function handle(req, res) {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
@@ -138,12 +147,21 @@ const server = createServer((req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ access_token: refreshTokens.access, refresh_token: refreshTokens.refresh, id_token: refreshTokens.access, expires_in: 3600 }));
     }
-    record({ api: 'other', method: req.method, path });
+    record({ api: 'other', method: req.method, path, host: req.headers.host ?? null });
     res.writeHead(404, { 'content-type': 'application/json' });
     res.end('{"error":"not found"}');
   });
-});
-server.listen(port, host, () => {
-  process.stderr.write(`model-server: listening on ${host}:${port}\n`);
-});
-for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => server.close(() => process.exit(0)));
+}
+
+const tls = tlsCert ? { cert: readFileSync(tlsCert, 'utf8'), key: readFileSync(tlsKey, 'utf8') } : undefined;
+const servers = hosts.map((host) => (tls ? createTlsServer(tls, handle) : createServer(handle)));
+let listening = 0;
+servers.forEach((server, i) =>
+  server.listen(port, hosts[i], () => {
+    listening += 1;
+    // One line once every listener is up: the callers wait for it.
+    if (listening === servers.length) process.stderr.write(`model-server: listening on ${hosts.join(', ')} port ${port}${tls ? ' (TLS)' : ''}\n`);
+  }),
+);
+const closeAll = () => Promise.all(servers.map((s) => new Promise((done) => s.close(done))));
+for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => void closeAll().then(() => process.exit(0)));

@@ -4,6 +4,9 @@
  * `nodad`) addresses, and TLS servers in it for api.openai.com (allowed in the tests) and
  * blocked.example (not allowed), certified by a CA made for this run. Each server counts its
  * connections. `resolve` is the resolver map the broker is given instead of DNS.
+ * `extra` hosts get an address and a certificate for their names but no server: the caller
+ * runs its own there (the TLS model server standing in for api.openai.com and
+ * api.anthropic.com) and points the names at it its own way (a private /etc/hosts).
  *
  * Several may run at once (tap runs files in parallel): each takes one /28 of 203.0.113.0/24
  * and one /64 of 2001:db8::/32, claimed with an atomic mkdir under /run. The host's end has
@@ -12,18 +15,27 @@
  */
 import { execa, type ResultPromise } from 'execa';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { ListenerConfig } from './fake-internet-server.js';
-import { makeTestCa, type TestCa } from './test-ca.js';
+import { claimSlot, makeNetwork } from './fake-internet-net.js';
+import { makeTestCa, type ServerCert, type TestCa } from './test-ca.js';
 import type { Teardown } from './temp-dir.js';
 
 export interface FakeHost {
   name: string;
   v4: string;
   v6: string;
+}
+
+/** A bare host of the fake internet: addresses and a certificate for its names, no server. */
+export interface ExtraHost {
+  names: string[];
+  v4: string;
+  v6: string;
+  tls: ServerCert;
 }
 
 export interface ServerEvent {
@@ -39,6 +51,8 @@ export interface FakeInternet {
   netns: string;
   api: FakeHost;
   blocked: FakeHost;
+  /** The hosts asked for with options.extra, in order. */
+  extra: ExtraHost[];
   /** The host's end of the veth: an address of the host itself. */
   hostSide: { v4: string; v6: string };
   ca: TestCa;
@@ -53,74 +67,10 @@ export interface FakeInternet {
   stop(): Promise<void>;
 }
 
-const slotRoot = '/run/agent-sandbox-fake-internet';
 const serverScript = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fake-internet-server.js');
 
 /** Ports each server listens on: 443 TLS (HTTPS, websocket), 80 plain HTTP, 22 a TCP banner. */
 export const fakePorts = { https: 443, http: 80, ssh: 22 } as const;
-
-/** A run that died (SIGKILL, a timeout) left its namespace, veth and routes: remove them. */
-async function clearStale(dir: string, slot: number): Promise<void> {
-  const names = JSON.parse(await readFile(path.join(dir, 'names.json'), 'utf8').catch(() => '{}')) as { netns?: string; hv?: string };
-  if (names.netns?.startsWith('asfi-')) await execa('ip', ['netns', 'del', names.netns], { reject: false });
-  if (names.hv?.startsWith('asfi')) await execa('ip', ['link', 'del', names.hv], { reject: false });
-  await execa('ip', ['route', 'del', `203.0.113.${slot * 16}/28`], { reject: false });
-  await execa('ip', ['-6', 'route', 'del', `2001:db8:0:${slot.toString(16)}::/64`], { reject: false });
-}
-
-/** One of 16 slots, claimed by an atomic mkdir; its owner's pid and the names it makes are kept in it. */
-async function claimSlot(names: { netns: string; hv: string }): Promise<{ slot: number; release(): Promise<void> }> {
-  await mkdir(slotRoot, { recursive: true, mode: 0o700 });
-  const order = [...Array(16).keys()].sort(() => Math.random() - 0.5);
-  for (const slot of order) {
-    const dir = path.join(slotRoot, `slot-${slot}`);
-    try {
-      await mkdir(dir);
-    } catch {
-      // Taken: reclaim it only when its owner is gone.
-      const owner = Number(await readFile(path.join(dir, 'pid'), 'utf8').catch(() => '0'));
-      if (owner > 0 && (await execa('kill', ['-0', String(owner)], { reject: false })).exitCode === 0) continue;
-      if (owner === 0) continue; // being claimed right now
-      await clearStale(dir, slot);
-      await rm(dir, { recursive: true, force: true });
-      try {
-        await mkdir(dir);
-      } catch {
-        continue;
-      }
-    }
-    await writeFile(path.join(dir, 'names.json'), JSON.stringify(names));
-    await writeFile(path.join(dir, 'pid'), String(process.pid));
-    return { slot, release: () => rm(dir, { recursive: true, force: true }) };
-  }
-  throw new Error(`no free fake-internet slot under ${slotRoot} (16 in use)`);
-}
-
-const ip = (args: string[]) => execa('ip', args);
-const inNs = (netns: string, args: string[]) => execa('ip', ['netns', 'exec', netns, ...args]);
-
-async function makeNetwork(netns: string, slot: number, hv: string, nv: string, hosts: FakeHost[], hostSide: { v4: string; v6: string }) {
-  const base = slot * 16;
-  const v6net = `2001:db8:0:${slot.toString(16)}::`;
-  await ip(['netns', 'add', netns]);
-  await ip(['link', 'add', hv, 'type', 'veth', 'peer', 'name', nv, 'netns', netns]);
-  // No duplicate address detection: the addresses are usable at once, not after ~1 s.
-  await execa('sysctl', ['-qw', `net.ipv6.conf.${hv}.accept_dad=0`]);
-  await inNs(netns, ['sysctl', '-qw', `net.ipv6.conf.${nv}.accept_dad=0`]);
-  await ip(['addr', 'add', `${hostSide.v4}/32`, 'dev', hv]);
-  await ip(['-6', 'addr', 'add', `${hostSide.v6}/128`, 'dev', hv, 'nodad']);
-  await ip(['link', 'set', hv, 'up']);
-  await inNs(netns, ['ip', 'link', 'set', 'lo', 'up']);
-  for (const h of hosts) {
-    await inNs(netns, ['ip', 'addr', 'add', `${h.v4}/32`, 'dev', nv]);
-    await inNs(netns, ['ip', '-6', 'addr', 'add', `${h.v6}/128`, 'dev', nv, 'nodad']);
-  }
-  await inNs(netns, ['ip', 'link', 'set', nv, 'up']);
-  await ip(['route', 'add', `203.0.113.${base}/28`, 'dev', hv]);
-  await ip(['-6', 'route', 'add', `${v6net}/64`, 'dev', hv]);
-  await inNs(netns, ['ip', 'route', 'add', 'default', 'dev', nv]);
-  await inNs(netns, ['ip', '-6', 'route', 'add', 'default', 'dev', nv]);
-}
 
 function listenersFor(hosts: { key: FakeServer; host: FakeHost }[], ca: TestCa): ListenerConfig[] {
   return hosts.flatMap(({ key, host }) =>
@@ -152,7 +102,13 @@ async function startServers(netns: string, configFile: string, events: ServerEve
   return { child };
 }
 
-export async function startFakeInternet(t: Teardown, options: { dir: string }): Promise<FakeInternet> {
+export interface FakeInternetOptions {
+  dir: string;
+  /** Bare hosts, each a list of the names its certificate holds (at most 3: a slot has 16 addresses). */
+  extra?: readonly (readonly string[])[];
+}
+
+export async function startFakeInternet(t: Teardown, options: FakeInternetOptions): Promise<FakeInternet> {
   const tag = randomBytes(3).toString('hex');
   const netns = `asfi-${tag}`;
   const [hv, nv] = [`asfi${tag}h`, `asfi${tag}n`];
@@ -175,19 +131,24 @@ export async function startFakeInternet(t: Teardown, options: { dir: string }): 
     const blocked = { name: 'blocked.example', v4: `203.0.113.${base + 11}`, v6: `${v6net}11` };
     const hostSide = { v4: `203.0.113.${base + 1}`, v6: `${v6net}1` };
     const ca = await makeTestCa(options.dir, [api.name, blocked.name]);
-    await makeNetwork(netns, slot, hv, nv, [api, blocked], hostSide);
+    if ((options.extra ?? []).length > 3) throw new Error('startFakeInternet: at most 3 extra hosts');
+    const extra: ExtraHost[] = [];
+    for (const [i, names] of (options.extra ?? []).entries()) {
+      extra.push({ names: [...names], v4: `203.0.113.${base + 12 + i}`, v6: `${v6net}${12 + i}`, tls: await ca.issue(names) });
+    }
+    await makeNetwork(netns, slot, hv, nv, [api, blocked, ...extra.map((h) => ({ name: h.names[0]!, v4: h.v4, v6: h.v6 }))], hostSide);
     const configFile = path.join(options.dir, 'fake-internet-listeners.json');
     await writeFile(configFile, JSON.stringify(listenersFor([{ key: 'api', host: api }, { key: 'blocked', host: blocked }], ca)), { mode: 0o600 });
     const events: ServerEvent[] = [];
     ({ child } = await startServers(netns, configFile, events));
-    return assemble({ netns, api, blocked, hostSide, ca, events, child, stop });
+    return { ...assemble({ netns, api, blocked, hostSide, ca, events, child, stop }), extra };
   } catch (err) {
     await stop();
     throw err;
   }
 }
 
-function assemble(parts: { netns: string; api: FakeHost; blocked: FakeHost; hostSide: { v4: string; v6: string }; ca: TestCa; events: ServerEvent[]; child: ResultPromise; stop(): Promise<void> }): FakeInternet {
+function assemble(parts: { netns: string; api: FakeHost; blocked: FakeHost; hostSide: { v4: string; v6: string }; ca: TestCa; events: ServerEvent[]; child: ResultPromise; stop(): Promise<void> }): Omit<FakeInternet, 'extra'> {
   const { api, blocked, hostSide, events, child } = parts;
   const names: Record<string, string[]> = {
     [api.name]: [api.v4, api.v6],

@@ -5,3 +5,4 @@ export * from './model-server.js';
 export * from './test-ca.js';
 export * from './fake-internet.js';
 export * from './requirements.js';
+export * from './private-hosts.js';

@@ -1,16 +1,31 @@
 /**
- * A scripted model server in a network namespace of its own: the only network a
- * contained agent gets is that namespace's loopback (`--network ns:/run/netns/<name>`),
- * where the server listens on 127.0.0.1. Nothing is reachable beyond it.
+ * A scripted model server (test/model-server/model-server.mjs), in one of two places:
+ * - startModelServer: a network namespace of its own, plain HTTP on 127.0.0.1; the contained
+ *   agent joins that namespace (`--network ns:/run/netns/<name>`) and reaches nothing else.
+ * - startApiModelServer: inside the fake internet, speaking TLS on 443 under a certificate of
+ *   the test CA for the real API names (api.openai.com, api.anthropic.com): the agent reaches
+ *   it through the session's broker, by those names, as it would reach the real APIs.
  */
 import { execa, type ResultPromise } from 'execa';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { ExtraHost, FakeInternet } from './fake-internet.js';
 import { repoRoot } from './run-bin.js';
 import type { Teardown } from './temp-dir.js';
 
 export type ScriptStep = { exec: string } | { write: { path: string; content: string } } | { say: string };
+
+export interface ModelRequest {
+  api: string;
+  step?: number;
+  tokenMatched?: boolean;
+  side?: boolean;
+  /** The Host header the agent sent. */
+  host?: string | null;
+  method?: string;
+  path?: string;
+}
 
 export interface ModelServer {
   netns: string;
@@ -20,7 +35,7 @@ export interface ModelServer {
   /** Base URL as seen from inside the namespace (and the container). */
   url: string;
   /** Requests the server answered, without any token value. */
-  requests(): Promise<{ api: string; step?: number; tokenMatched?: boolean; side?: boolean }[]>;
+  requests(): Promise<ModelRequest[]>;
   stop(): Promise<void>;
 }
 
@@ -28,63 +43,93 @@ export interface ModelServerOptions {
   steps: ScriptStep[];
   /** The canary the agent must present; only its SHA-256 reaches the server's argv. */
   expectedToken: string;
+  /** Or its SHA-256 alone (a caller that never holds the canary, e.g. the demo's helper). */
+  expectedTokenSha256?: string;
   dir: string;
   port?: number;
   /** Access token handed out by the refresh endpoint. */
   refreshAccessToken?: string;
+  /** Speak TLS with this certificate (startModelServer; startApiModelServer always does). */
+  tls?: { certFile: string; keyFile: string };
 }
 
-async function ip(args: string[]): Promise<void> {
-  await execa('ip', args);
+interface Spawned {
+  requests(): Promise<ModelRequest[]>;
+  stop(): Promise<void>;
 }
 
-export async function startModelServer(t: Teardown | undefined, options: ModelServerOptions): Promise<ModelServer> {
-  const netns = `asns-${randomBytes(4).toString('hex')}`;
-  const port = options.port ?? 8080;
+/** Starts model-server.mjs in `netns` with `extra` arguments; resolves once it listens. */
+async function spawnServer(t: Teardown | undefined, netns: string, options: ModelServerOptions, extra: string[], onStop: () => Promise<void>): Promise<Spawned> {
   const script = path.join(options.dir, 'model-steps.json');
   const record = path.join(options.dir, 'model-requests.jsonl');
   await writeFile(script, JSON.stringify(options.steps));
   await writeFile(record, '');
-  await ip(['netns', 'add', netns]);
   let child: ResultPromise | undefined;
   const stop = async () => {
     child?.kill('SIGTERM');
     await child?.catch(() => undefined);
     child = undefined;
-    await execa('ip', ['netns', 'del', netns], { reject: false });
+    await onStop();
   };
   t?.teardown(stop);
   try {
-    await ip(['netns', 'exec', netns, 'ip', 'link', 'set', 'lo', 'up']);
-    const sha = createHash('sha256').update(options.expectedToken).digest('hex');
+    const sha = options.expectedTokenSha256 ?? createHash('sha256').update(options.expectedToken).digest('hex');
     const args = ['netns', 'exec', netns, process.execPath, path.join(repoRoot, 'test/model-server/model-server.mjs'),
-      '--script', script, '--port', String(port), '--record', record, '--token-sha256', sha];
+      '--script', script, '--record', record, '--token-sha256', sha, ...extra];
     if (options.refreshAccessToken) args.push('--refresh-access-token', options.refreshAccessToken);
     child = execa('ip', args, { stdio: ['ignore', 'ignore', 'pipe'], reject: false });
+    let stderr = '';
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('model server did not start within 5 s')), 5000);
+      const timer = setTimeout(() => reject(new Error(`model server did not start within 5 s: ${stderr}`)), 5000);
       child!.stderr!.on('data', (d: Buffer) => {
-        if (d.toString().includes('listening')) {
+        stderr += d.toString();
+        if (stderr.includes('listening')) {
           clearTimeout(timer);
           resolve();
         }
       });
-      void child!.then(() => reject(new Error('model server exited early')));
+      void child!.then(() => reject(new Error(`model server exited early: ${stderr}`)));
     });
   } catch (err) {
     await stop();
     throw err;
   }
   return {
-    netns,
-    network: `ns:/run/netns/${netns}`,
-    port,
-    url: `http://127.0.0.1:${port}`,
     requests: async () =>
       (await readFile(record, 'utf8'))
         .split('\n')
         .filter(Boolean)
-        .map((l) => JSON.parse(l)),
+        .map((l) => JSON.parse(l) as ModelRequest),
     stop,
   };
+}
+
+export async function startModelServer(t: Teardown | undefined, options: ModelServerOptions): Promise<ModelServer> {
+  const netns = `asns-${randomBytes(4).toString('hex')}`;
+  const port = options.port ?? 8080;
+  await execa('ip', ['netns', 'add', netns]);
+  const removeNetns = async () => void (await execa('ip', ['netns', 'del', netns], { reject: false }));
+  try {
+    await execa('ip', ['netns', 'exec', netns, 'ip', 'link', 'set', 'lo', 'up']);
+  } catch (err) {
+    await removeNetns();
+    throw err;
+  }
+  const tls = options.tls ? ['--tls-cert', options.tls.certFile, '--tls-key', options.tls.keyFile] : [];
+  const server = await spawnServer(t, netns, options, ['--port', String(port), ...tls], removeNetns);
+  return { netns, network: `ns:/run/netns/${netns}`, port, url: `http://127.0.0.1:${port}`, ...server };
+}
+
+export interface ApiModelServer extends Spawned {
+  /** The fake internet's host it listens on (v4 and v6, port 443), with its names. */
+  host: ExtraHost;
+  /** name -> https URL the agent is given (the real API's). */
+  urls: Record<string, string>;
+}
+
+/** The model server at one of the fake internet's extra hosts, TLS on 443 for all its names. */
+export async function startApiModelServer(t: Teardown, fi: FakeInternet, host: ExtraHost, options: Omit<ModelServerOptions, 'port'>): Promise<ApiModelServer> {
+  const extra = ['--port', '443', '--host', host.v4, '--host', host.v6, '--tls-cert', host.tls.certFile, '--tls-key', host.tls.keyFile];
+  const server = await spawnServer(t, fi.netns, options, extra, async () => undefined);
+  return { ...server, host, urls: Object.fromEntries(host.names.map((n) => [n, `https://${n}`])) };
 }

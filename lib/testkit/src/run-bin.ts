@@ -24,11 +24,13 @@ export interface BinRun {
 export async function runBin(
   tool: string,
   args: string[] = [],
-  options: { input?: unknown; env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number } = {},
+  options: { input?: unknown; env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number; prefix?: readonly string[] } = {},
 ): Promise<BinRun> {
   const input =
     options.input === undefined ? '' : typeof options.input === 'string' ? options.input : JSON.stringify(options.input);
-  const result = await execa(binPath(tool), args, {
+  // prefix: a command the tool runs under (e.g. privateHosts(): a mount namespace of its own).
+  const [file, ...argv] = [...(options.prefix ?? []), binPath(tool), ...args];
+  const result = await execa(file!, argv, {
     input,
     reject: false,
     timeout: options.timeoutMs ?? 120_000,

@@ -12,6 +12,7 @@ import type { CredStageStageInput } from '@agent-sandbox/shared/schemas/cred-sta
 import type { MountPlanOutput } from '@agent-sandbox/shared/schemas/mount-plan';
 import { startGitSession, type GitSession } from './git-audit.js';
 import { startEgress, type EgressPlan, type RunningEgress } from './egress.js';
+import { stageCaFile } from './ca-file.js';
 import type { SessionLayout } from './layout.js';
 import { reach, type FaultHooks } from './faults.js';
 import { prepareHome, scrubInstalled } from './session-home.js';
@@ -57,6 +58,8 @@ export async function acquire(input: AcquireInput): Promise<Acquired> {
     await reach(input.faults, 'staging');
     undo.push(() => rmSync(layout.stageDir, { recursive: true, force: true }));
     await stageCredentials(input.stageInput, { env: input.env });
+    // --ca-file's checked bytes, beside the credential copy (removed with the stage dir).
+    if (input.egress.ca) await stageCaFile(input.egress.ca);
     await reach(input.faults, 'staged');
     prepareHome(layout.home, process.geteuid?.() ?? 0);
     undo.push(() => scrubInstalled(input.installed));

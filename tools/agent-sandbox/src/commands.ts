@@ -12,7 +12,9 @@ import { planCredentials, stageCredentials } from '@agent-sandbox/cred-stage';
 import { prepareGitView } from '@agent-sandbox/mount-plan';
 import { podEnv, type SessionIdentity } from './compose.js';
 import { loadRegistry, pickHost, probeSsh, readMachineId } from './hosts.js';
-import { podManifest } from './kube-manifest.js';
+import { kubeManifest } from './kube-manifest.js';
+import { brokerConfig, makeSocketDir } from './egress.js';
+import { caRecord, stageCaFile } from './ca-file.js';
 import { resolveLayout } from './layout.js';
 import {
   checkKernelLog,
@@ -82,7 +84,7 @@ export async function planCommand(request: LaunchRequest, io: CommandIo) {
     mounts: plan.allMounts,
     workdir: plan.mounts.workdir,
     git: plan.mounts.git,
-    egress: { mode: plan.egress.mode, allow: plan.egress.allow },
+    egress: { mode: plan.egress.mode, allow: plan.egress.allow, ...(plan.egress.ca ? { ca: caRecord(plan.egress.ca) } : {}) },
     command: plan.runPlan.command,
     runPlan: plan.runPlan,
     argv: plan.argv,
@@ -92,10 +94,13 @@ export async function planCommand(request: LaunchRequest, io: CommandIo) {
 }
 
 /**
- * `kube`: the same plan as a Pod manifest (containment "kube"). Like a run, it stages the
- * credential copy (<root>/secrets/<id>, owned by uid 1000, which the hostPath volume names)
- * and hands the session home to uid 1000, and makes the git-dir view, so the manifest runs as
- * printed; when the pod has ended, remove <root>/secrets/<id> and finish <root>/git-views/<id>. On a cluster the credential would be a Secret.
+ * `kube`: the same plan as Kubernetes objects (containment "kube"): the Pod, a deny-all
+ * NetworkPolicy and the node broker's ConfigMap (kube-manifest.ts). Like a run, it stages the
+ * credential copy (<root>/secrets/<id>, owned by uid 1000, which the hostPath volume names) and
+ * the --ca-file copy, hands the session home to uid 1000, makes the git-dir view and the
+ * broker's socket directory, so the manifest runs as printed once the node's broker listens
+ * there; when the pod has ended, remove <root>/secrets/<id> and the socket directory, and
+ * finish <root>/git-views/<id>. On a cluster the credential would be a Secret.
  * A workspace with a running session is refused (92) before anything is staged.
  */
 export async function kubeCommand(request: LaunchRequest, io: CommandIo) {
@@ -107,13 +112,17 @@ export async function kubeCommand(request: LaunchRequest, io: CommandIo) {
   const lock = lockWorkspace(plan.layout.lockFile, plan.layout.recordFile, plan.layout.sessionId);
   try {
     await stageCredentials(stageInput, { env: io.env });
+    if (plan.egress.ca) await stageCaFile(plan.egress.ca);
     prepareHome(plan.layout.home, process.geteuid?.() ?? 0);
     if (plan.mounts.gitView) await prepareGitView(plan.mounts.gitView);
+    if (plan.egress.socketDir) makeSocketDir(plan.egress.socketDir);
   } finally {
     lock.release();
   }
-  return podManifest({
+  const broker = brokerConfig(plan.egress, plan.layout.sessionId);
+  return kubeManifest({
     sessionId: plan.layout.sessionId,
+    ...(broker ? { broker } : {}),
     image: plan.identity.image,
     command: plan.runPlan.command ?? [],
     workdir: plan.mounts.workdir,

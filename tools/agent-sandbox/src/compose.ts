@@ -17,6 +17,7 @@ import { buildRunArgv, type RunFacts } from '@agent-sandbox/sandbox-run';
 import type { SessionLayout } from './layout.js';
 import type { LaunchRequest } from './request.js';
 import { egressMount, proxyEnv, relayPrefix, type EgressPlan } from './egress.js';
+import { caEnv, caMount } from './ca-file.js';
 
 /** Who and what a session is: the fields its plan output and its ledger line both state. */
 export interface SessionIdentity {
@@ -71,11 +72,12 @@ export function containerEnvOf(plan: Pick<SessionPlan, 'containerEnv' | 'identit
 export function composePlan(input: ComposeInput): SessionPlan {
   const { request, identity, layout, credentials, mounts, egress } = input;
   const socketMount = egress.socketDir ? [{ source: egress.socketDir, destination: egressMount, readOnly: true }] : [];
-  const allMounts = orderMounts([...mounts.mounts, ...credentials.mounts, ...socketMount]);
+  const caMounts = egress.ca ? [{ source: egress.ca.staged, destination: caMount, readOnly: true }] : [];
+  const allMounts = orderMounts([...mounts.mounts, ...credentials.mounts, ...socketMount, ...caMounts]);
   const passed = runtimes[request.runtime].env.filter((name) => input.env[name] !== undefined);
   // A quiet terminal: the entrypoint's own lines go to a file in the home (read into the ledger), unless --verbose.
   const quiet: Record<string, string> = request.verbose ? {} : { [entrypointLogEnvName]: containerEntrypointLog };
-  const containerEnv = { ...mounts.env, ...proxyEnv(egress), ...quiet };
+  const containerEnv = { ...mounts.env, ...proxyEnv(egress), ...caEnv(egress.ca), ...quiet };
   const runPlan: RunPlan = {
     image: identity.image,
     sessionId: layout.sessionId,

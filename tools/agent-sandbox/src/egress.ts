@@ -13,7 +13,8 @@ import { egressAllowlist } from '@agent-sandbox/egress-proxy/runtime-allowlists'
 import type { SessionBroker } from '@agent-sandbox/egress-proxy/session-broker';
 import { agentGid, agentUid } from '@agent-sandbox/shared/container-layout';
 import type { RuntimeName } from '@agent-sandbox/shared/runtimes';
-import type { EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
+import type { EgressProxyConfig, EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
+import type { CaTrust } from './ca-file.js';
 
 /** Inside the container. */
 export const egressMount = '/run/sandbox-egress';
@@ -28,6 +29,8 @@ export interface EgressPlan {
   socketDir?: string;
   /** Where the broker writes one JSON line per attempt (broker mode). */
   logPath?: string;
+  /** --ca-file, read and checked (any mode: a caller's namespace may hold a TLS proxy too). */
+  ca?: CaTrust;
 }
 
 /** Where the socket lives: the runtime directory (short paths: a unix socket path has 107 bytes). */
@@ -40,11 +43,14 @@ export function egressPlanOf(
   request: { runtime: RuntimeName; egress: 'runtime' | 'none'; allowHosts: string[]; network: string; ledgerFile: string },
   sessionId: string,
   runId: string,
+  ca?: CaTrust,
 ): EgressPlan {
-  if (request.network !== 'none') return { mode: 'namespace', allow: [] };
-  if (request.egress === 'none') return { mode: 'none', allow: [] };
+  const trust = ca ? { ca } : {};
+  if (request.network !== 'none') return { mode: 'namespace', allow: [], ...trust };
+  if (request.egress === 'none') return { mode: 'none', allow: [], ...trust };
   return {
     mode: 'broker',
+    ...trust,
     allow: [...new Set([...egressAllowlist(request.runtime), ...request.allowHosts])],
     socketDir: egressSocketDir(sessionId),
     logPath: path.join(path.dirname(request.ledgerFile), 'egress', `${sessionId}-${runId}.jsonl`),
@@ -71,29 +77,41 @@ export interface RunningEgress {
 }
 
 /**
- * Starts the session's broker (broker mode): the socket directory is root-owned 0711 when the
- * launcher is root (the socket itself belongs to the container's uid), the launcher's own 0700
- * otherwise (rootless keep-id maps it to the agent).
+ * The socket directory (broker mode): root-owned 0711 when the launcher is root (the socket
+ * itself belongs to the container's uid), the launcher's own 0700 otherwise (rootless keep-id
+ * maps it to the agent). Made afresh: nothing of an earlier session's stays in it.
  */
-export async function startEgress(plan: EgressPlan, sessionId: string): Promise<RunningEgress> {
-  if (plan.mode !== 'broker' || !plan.socketDir || !plan.logPath) return { stop: async () => undefined };
+export function makeSocketDir(socketDir: string): void {
   const root = (process.geteuid?.() ?? 0) === 0;
-  rmSync(plan.socketDir, { recursive: true, force: true });
-  mkdirSync(plan.socketDir, { recursive: true, mode: 0o700 });
-  chmodSync(plan.socketDir, root ? 0o711 : 0o700);
-  if (root) chownSync(plan.socketDir, 0, 0);
+  rmSync(socketDir, { recursive: true, force: true });
+  mkdirSync(socketDir, { recursive: true, mode: 0o700 });
+  chmodSync(socketDir, root ? 0o711 : 0o700);
+  if (root) chownSync(socketDir, 0, 0);
+}
+
+/** The broker's config for the session: the same for the launcher's own and a kube node's. */
+export function brokerConfig(plan: EgressPlan, sessionId: string): EgressProxyConfig | undefined {
+  if (plan.mode !== 'broker' || !plan.socketDir) return undefined;
+  const root = (process.geteuid?.() ?? 0) === 0;
+  return {
+    socketPath: path.join(plan.socketDir, egressSocketName),
+    sessionId,
+    allow: plan.allow,
+    ...(root ? { socketOwner: { uid: agentUid, gid: agentGid } } : {}),
+  };
+}
+
+/** Starts the session's broker (broker mode), in this process: it dies with the launcher. */
+export async function startEgress(plan: EgressPlan, sessionId: string): Promise<RunningEgress> {
+  const config = brokerConfig(plan, sessionId);
+  if (!config || !plan.socketDir || !plan.logPath) return { stop: async () => undefined };
+  makeSocketDir(plan.socketDir);
   mkdirSync(path.dirname(plan.logPath), { recursive: true, mode: 0o700 });
   // Loaded on first use: the broker (net, dns, its address tables) is not on any other command's path.
   const { startSessionBroker } = await import('@agent-sandbox/egress-proxy/session-broker');
   let broker: SessionBroker;
   try {
-    broker = await startSessionBroker({
-      socketPath: path.join(plan.socketDir, egressSocketName),
-      sessionId,
-      allow: plan.allow,
-      logPath: plan.logPath,
-      ...(root ? { socketOwner: { uid: agentUid, gid: agentGid } } : {}),
-    });
+    broker = await startSessionBroker({ ...config, logPath: plan.logPath });
   } catch (err) {
     rmSync(plan.socketDir, { recursive: true, force: true });
     throw err;

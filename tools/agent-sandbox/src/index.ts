@@ -7,7 +7,7 @@ export { receive, acceptRequest, type ReceiverConfig, type Channel } from './rec
 export { buildSshArgv, knownHostsLine, dispatchOverSsh, receiverStartedTag, receiverVerdictTag } from './ssh-dispatch.js';
 export { loadRegistry, pickHost, probeSsh, readMachineId, seatRole, defaultRegistryPath } from './hosts.js';
 export { appendLedger, defaultLedgerPath } from './ledger.js';
-export { podManifest, memoryQuantity, cpuQuantity, pidsAnnotation } from './kube-manifest.js';
+export { kubeManifest, podManifest, networkPolicy, brokerConfigMap, brokerConfigKey, memoryQuantity, cpuQuantity, pidsAnnotation } from './kube-manifest.js';
 export { resolveLayout, layoutFor, sessionsDir } from './layout.js';
 export { sweepAbandoned, ledgerHasRun } from './sweep.js';
 export { watchDisk, duBytes } from './disk-watch.js';

@@ -1,6 +1,20 @@
 /**
- * `agent-sandbox kube`: the same session plan as a Kubernetes Pod manifest (the unit a k3s
- * scheduler runs). Hardening maps one to one: drop ALL capabilities, no privilege
+ * `agent-sandbox kube`: the same session plan as Kubernetes objects, one `List`: the Pod (the
+ * unit a k3s scheduler runs), a NetworkPolicy that denies the Pod all ingress and egress, and,
+ * with the default egress, a ConfigMap holding the broker's config for the node.
+ *
+ * Egress on a cluster: the Pod's only way out is the node's broker (tools/egress-proxy), as in
+ * a local session: its unix socket in the hostPath /run/agent-sandbox/egress/<id>, mounted
+ * read-only at /run/sandbox-egress, the relay in front of the agent, the proxy variables by
+ * name. A Pod has a network interface, so the NetworkPolicy is what makes the socket the only
+ * way out: with it the agent cannot bypass the broker (a sidecar broker could not work: a
+ * NetworkPolicy applies to the whole Pod, so a policy that let a sidecar out would let the agent
+ * out too). The cluster needs a CNI that enforces NetworkPolicy (k3s's built-in controller,
+ * Calico, Cilium; flannel alone does not), and the node runs `egress-proxy serve` with the
+ * ConfigMap's `egress-proxy.json` before the Pod starts; a node without it gives the session no
+ * network, never an open one.
+ *
+ * Hardening maps one to one: drop ALL capabilities, no privilege Hardening maps one to one: drop ALL capabilities, no privilege
  * escalation (NoNewPrivs), uid 1000, memory and cpu limits, hostPath volumes read-only where
  * the plan says so. Kubernetes has no per-pod pids field: the limit travels as podman's
  * annotation (podman 5.5+) and as agent-sandbox/pids-limit; on a cluster the kubelet's
@@ -17,6 +31,7 @@ import { parseSize } from '@agent-sandbox/shared/limits';
 import { seccompProfileName } from '@agent-sandbox/sandbox-run';
 import type { SessionLimits } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { MountEntry } from '@agent-sandbox/shared/schemas/mount-plan';
+import type { EgressProxyConfig } from '@agent-sandbox/shared/schemas/egress-proxy';
 
 export const containerName = 'agent';
 export const pidsAnnotation = `io.podman.annotations.pids-limit/${containerName}`;
@@ -28,6 +43,8 @@ export const seccompProfile = { type: 'Localhost', localhostProfile: seccompProf
 
 export interface KubeInput {
   sessionId: string;
+  /** The broker config the node runs for this Pod (default egress), or none (--egress none). */
+  broker?: EgressProxyConfig;
   image: string;
   command: string[];
   workdir: string;
@@ -56,6 +73,49 @@ function volumeName(index: number, destination: string): string {
   return `v${index}-${slug || 'root'}`.replace(/-+$/, '');
 }
 
+/** The name of a session's objects (a DNS-1123 subdomain). */
+export function podNameOf(sessionId: string): string {
+  return `agent-sandbox-${sessionId.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`;
+}
+
+const sessionLabelValue = (sessionId: string) => sessionId.replace(/[^A-Za-z0-9._-]/g, '-');
+
+/** Deny-all for the session's Pod: no rule in either direction, so nothing in, nothing out (DNS included). */
+export function networkPolicy(sessionId: string): Record<string, unknown> {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: podNameOf(sessionId), labels: { 'app.kubernetes.io/name': 'agent-sandbox', [sessionLabel]: sessionLabelValue(sessionId) } },
+    spec: {
+      podSelector: { matchLabels: { [sessionLabel]: sessionLabelValue(sessionId) } },
+      policyTypes: ['Ingress', 'Egress'],
+      ingress: [],
+      egress: [],
+    },
+  };
+}
+
+/** The node's broker config for the session (what `egress-proxy serve` reads on stdin). */
+export const brokerConfigKey = 'egress-proxy.json';
+
+export function brokerConfigMap(sessionId: string, config: EgressProxyConfig): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: `${podNameOf(sessionId)}-egress`, labels: { 'app.kubernetes.io/name': 'agent-sandbox', [sessionLabel]: sessionLabelValue(sessionId) } },
+    data: { [brokerConfigKey]: `${JSON.stringify(config)}\n` },
+  };
+}
+
+/** What `kube` prints: one List (kubectl applies it; podman 4.3 needs the items as a YAML stream). */
+export function kubeManifest(input: KubeInput): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'List',
+    items: [podManifest(input), networkPolicy(input.sessionId), ...(input.broker ? [brokerConfigMap(input.sessionId, input.broker)] : [])],
+  };
+}
+
 /** The Pod manifest (a plain object; JSON is valid YAML, so `kube play` reads it as is). */
 export function podManifest(input: KubeInput): Record<string, unknown> {
   const memory = memoryQuantity(input.limits.memory);
@@ -69,8 +129,8 @@ export function podManifest(input: KubeInput): Record<string, unknown> {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
-      name: `agent-sandbox-${input.sessionId.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`,
-      labels: { 'app.kubernetes.io/name': 'agent-sandbox', [sessionLabel]: input.sessionId.replace(/[^A-Za-z0-9._-]/g, '-') },
+      name: podNameOf(input.sessionId),
+      labels: { 'app.kubernetes.io/name': 'agent-sandbox', [sessionLabel]: sessionLabelValue(input.sessionId) },
       annotations: {
         [pidsAnnotation]: String(input.limits.pids),
         'agent-sandbox/pids-limit': String(input.limits.pids),

@@ -44,6 +44,8 @@ export interface LaunchRequest {
   allowHosts: string[];
   /** Launcher progress lines, and the container entrypoint's own lines, on stderr (otherwise only the agent shows). */
   verbose: boolean;
+  /** PEM certificates the agent trusts besides the image's roots (--ca-file; local sessions only). */
+  caFile?: string;
   host?: string;
   registryFile: string;
   registryExplicit: boolean;
@@ -83,6 +85,7 @@ export const sessionFlags = [
   { flag: 'network', type: 'string', describe: "the container's network: none (default) or ns:/run/netns/<name> (a namespace you made, e.g. a loopback-only model server)" },
   { flag: 'egress', type: 'string', describe: "runtime (default): the session reaches its runtime's API hosts through the broker, nothing else; none: no network at all" },
   { flag: 'allow-host', type: 'string', describe: 'also allow this host[:port] (or *.domain) through the broker; repeatable; local sessions only' },
+  { flag: 'ca-file', type: 'string', describe: 'PEM certificates the agent also trusts (a TLS proxy that re-signs, a test CA): copied read-only into the session, NODE_EXTRA_CA_CERTS and CODEX_CA_CERTIFICATE set; local sessions only' },
   { flag: 'allow-expiring', type: 'boolean', describe: 'stage a credential that expires within the session anyway (recorded in the ledger)' },
   { flag: 'root', type: 'string', describe: 'permitted root (default $HOME/sandbox)' },
   { flag: 'git-root', type: 'string', describe: 'also permit git metadata under this directory, mounted at the same path; repeatable; local sessions only' },
@@ -177,6 +180,7 @@ export function parseRequest(mode: Mode, options: Record<string, unknown>, rest:
   const agentBin = str(options, 'agentBin');
   const limitFlags = ['memory', 'memorySwap', 'pids', 'cpus', 'cpuShares', 'disk', 'timeout'] as const;
   const network = parseNetwork(options);
+  const caFile = str(options, 'caFile');
   return {
     mode,
     runtime,
@@ -190,6 +194,7 @@ export function parseRequest(mode: Mode, options: Record<string, unknown>, rest:
     agentArgs: rest,
     network,
     ...parseEgress(options, network),
+    ...(caFile ? { caFile: absolute('caFile', caFile) } : {}),
     allowExpiring: flagBool(options, 'allowExpiring'),
     gitRoots: parseGitRoots(options),
     verbose: flagBool(options, 'verbose'),

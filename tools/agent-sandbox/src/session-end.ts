@@ -8,6 +8,7 @@ import type { SessionPlan } from './compose.js';
 import type { GitAudit } from './git-audit.js';
 import type { SessionRun } from './run-session.js';
 import type { SessionEnd } from './verdict.js';
+import { caRecord } from './ca-file.js';
 
 export interface EndContext {
   noNewPrivs: boolean;
@@ -38,7 +39,13 @@ export function sessionEnd(run: SessionRun, audit: GitAudit, plan: SessionPlan, 
     ...(audit.refs.length > 0 ? { refs: audit.refs } : {}),
     ...(audit.nestedGit.length > 0 ? { nestedGit: audit.nestedGit } : {}),
     ...(audit.gitView ? { gitView: audit.gitView } : {}),
-    egress: { mode: plan.egress.mode, allow: plan.egress.allow, ...(plan.egress.logPath ? { log: plan.egress.logPath } : {}), ...(context.egress ? { summary: context.egress } : {}) },
+    egress: {
+      mode: plan.egress.mode,
+      allow: plan.egress.allow,
+      ...(plan.egress.logPath ? { log: plan.egress.logPath } : {}),
+      ...(context.egress ? { summary: context.egress } : {}),
+      ...(plan.egress.ca ? { ca: caRecord(plan.egress.ca) } : {}),
+    },
     ...(context.entrypoint ? { entrypoint: context.entrypoint } : {}),
     ...(context.remote ? { remote: context.remote } : {}),
     ...(context.work ? { work: context.work } : {}),

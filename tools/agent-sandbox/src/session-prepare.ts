@@ -2,7 +2,8 @@
  * Preflight once, then compose: every check that can refuse a session runs here, before
  * anything is staged, chowned or started. The host (limits enforceable 88, a runtime 83, the
  * image 82, podman's storage 83, the ledger 83, room for the disk ceiling 88), the credential
- * (85: planned, not yet copied) and the mounts (86, 87). Then the plan, composed purely.
+ * (85: planned, not yet copied), the mounts (86, 87) and --ca-file (86, 80: read and checked
+ * here, copied at acquire). Then the plan, composed purely.
  */
 import { planCredentials } from '@agent-sandbox/cred-stage';
 import { planMounts } from '@agent-sandbox/mount-plan';
@@ -16,6 +17,7 @@ import type { LaunchRequest } from './request.js';
 import { installedPaths } from './session-home.js';
 import { egressPlanOf } from './egress.js';
 import { recordedGitRoots } from './workspace-record.js';
+import { readCaFile } from './ca-file.js';
 
 export interface PreparedSession {
   plan: SessionPlan;
@@ -81,7 +83,8 @@ export async function composeSession(
   });
   const withAccount = { ...identity, account: credentials.identity.account };
   const tty = request.mode === 'run' && io.stdinIsTTY && io.stdoutIsTTY;
-  const egress = egressPlanOf(request, layout.sessionId, identity.runId);
+  const ca = request.caFile ? await readCaFile(request.caFile, layout.stageDir) : undefined;
+  const egress = egressPlanOf(request, layout.sessionId, identity.runId, ca);
   const plan = composePlan({ request, egress, identity: withAccount, layout, credentials, mounts, facts, env: io.env, tty });
   return { plan, facts, stageInput, installed: installedPaths(layout.home, credentials.install) };
 }

@@ -142,7 +142,7 @@ function printCommands(request: RequestOf): CommandSpec[] {
     },
     {
       name: 'kube',
-      describe: 'print the session plan as a Kubernetes Pod manifest (JSON, which is YAML)',
+      describe: "print the session plan as Kubernetes objects: a List of the Pod, a deny-all NetworkPolicy and the node broker's ConfigMap (JSON, which is YAML)",
       options,
       takesCommand: true,
       run: async (_i, ctx) => {

@@ -120,6 +120,15 @@ export const LedgerLine = Closed(
           allow: Type.Array(Type.String(), { description: "the session's allowlist (broker mode)" }),
           log: Type.Optional(Type.String({ description: 'the broker\'s log: one JSON line per attempt' })),
           summary: Type.Optional(EgressSummary),
+          ca: Type.Optional(
+            Closed(
+              {
+                file: Type.String({ description: 'the --ca-file given, after realpath' }),
+                certificates: Type.Array(Closed({ subject: Type.String(), sha256: Type.String(), notAfter: Type.String() })),
+              },
+              { description: 'certificates the agent trusted besides the image roots (--ca-file)' },
+            ),
+          ),
         },
         { description: 'what the session could reach, and what it reached and was refused' },
       ),
