@@ -104,8 +104,7 @@ export async function planCommand(request: LaunchRequest, io: CommandIo) {
  * A workspace with a running session is refused (92) before anything is staged.
  */
 export async function kubeCommand(request: LaunchRequest, io: CommandIo) {
-  // A Pod has no broker beside it: a cluster seals its network with a NetworkPolicy instead.
-  const { plan, stageInput } = await planFor({ ...request, egress: 'none', allowHosts: [] }, io, 'kube');
+  const { plan, stageInput } = await planFor(request, io, 'kube');
   if (request.network !== 'none') {
     throw new ToolError('usage', 'bad-flag', `--network: a Pod has no podman network namespace to join; kube takes only "none", got ${JSON.stringify(request.network)}`);
   }
