@@ -4,8 +4,8 @@
 // writes only where the session may write. (Replaces denial-proofs.sh's mount *count*.)
 import t from 'tap';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { execa } from 'execa';
 import { cgroupMode } from '@agent-sandbox/shared';
@@ -15,13 +15,15 @@ await ensureImage(busybox);
 await ensureImage(debian);
 const s = await makeSession(t);
 
-// ---- host canaries: a file in the host's root directory and in the host user's home, and a host process ----
+// ---- host canaries: a file in the host's root directory (a user's: in the host's /tmp, which
+// it can write) and in the host user's home, and a host process ----
 // A run killed before its teardown may have left its canaries; they are this suite's own names.
-for (const [dir, prefix] of [['/', 'astest-hostroot-'], [homedir(), '.astest-hosthome-']] as const) {
+const rootDir = process.geteuid?.() === 0 ? '/' : tmpdir();
+for (const [dir, prefix] of [[rootDir, 'astest-hostroot-'], [homedir(), '.astest-hosthome-']] as const) {
   for (const f of readdirSync(dir).filter((n) => n.startsWith(prefix))) rmSync(`${dir === '/' ? '' : dir}/${f}`, { force: true });
 }
 const hex = randomBytes(6).toString('hex');
-const hostRootCanary = `/astest-hostroot-${hex}`;
+const hostRootCanary = `${rootDir === '/' ? '' : rootDir}/astest-hostroot-${hex}`;
 const hostHomeCanary = `${homedir()}/.astest-hosthome-${hex}`;
 await writeFile(hostRootCanary, `${hostRootCanary}\n`);
 await writeFile(hostHomeCanary, `${hostHomeCanary}\n`);
@@ -32,7 +34,29 @@ t.teardown(async () => {
   await rm(hostHomeCanary, { force: true });
 });
 
-/** The runtime's own mounts on this host (podman 4.3 + runc, --read-only), each with its flag. */
+/**
+ * podman's default masked and read-only paths (containers/common 0.50): the runtime mounts each
+ * one only where it exists, which depends on the kernel (the container's is the host's).
+ */
+const maskedPaths = ['/proc/acpi', '/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list', '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi', '/sys/firmware', '/sys/fs/selinux', '/sys/dev/block'];
+const readonlyPaths = ['/proc/asound', '/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
+
+/** What the runtime mounts over a masked or read-only path that exists here, with its flag. */
+function maskMounts(): Record<string, 'ro' | 'rw'> {
+  const out: Record<string, 'ro' | 'rw'> = {};
+  for (const p of maskedPaths) {
+    // a directory gets a read-only tmpfs, a file /dev/null bound over it (rw, and empty)
+    try {
+      out[p] = statSync(p).isDirectory() ? 'ro' : 'rw';
+    } catch {
+      // not on this kernel: nothing is mounted there
+    }
+  }
+  for (const p of readonlyPaths) if (existsSync(p)) out[p] = 'ro';
+  return out;
+}
+
+/** The runtime's own mounts on this host (podman 4.3, runc or crun, --read-only), each with its flag. */
 function runtimeMounts(): Record<string, 'ro' | 'rw'> {
   const fixed: Record<string, 'ro' | 'rw'> = {
     '/': 'ro', // --read-only: the image root
@@ -47,16 +71,7 @@ function runtimeMounts(): Record<string, 'ro' | 'rw'> {
     '/var/tmp': 'rw', // tmpfs
     '/etc/hosts': 'ro',
     '/etc/hostname': 'ro',
-    // masked paths: read-only procfs subtrees, empty tmpfs, /dev/null over files
-    '/proc/bus': 'ro',
-    '/proc/fs': 'ro',
-    '/proc/irq': 'ro',
-    '/proc/sys': 'ro',
-    '/proc/acpi': 'ro',
-    '/proc/keys': 'rw',
-    '/proc/timer_list': 'rw',
-    '/sys/firmware': 'ro',
-    '/sys/dev/block': 'ro',
+    ...maskMounts(),
   };
   if (cgroupMode() === 'v2') return { ...fixed, '/sys/fs/cgroup': 'ro' };
   // cgroup v1: a tmpfs with one read-only mount per v1 hierarchy the host has mounted.

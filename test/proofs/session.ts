@@ -5,6 +5,7 @@ import { chown, chmod, mkdir, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { execa } from 'execa';
 import { containerName, runBin, tempDir, imageExists, repoRoot, type BinRun, type Teardown } from '@agent-sandbox/testkit';
+import { attributeEnd, prepareAttribution } from '@agent-sandbox/podman-attrib';
 
 export const busybox = 'localhost/agent-sandbox-busybox:latest';
 export const debian = 'localhost/agent-sandbox:latest';
@@ -98,37 +99,22 @@ export function parseMountinfo(text: string): Map<string, { flag: 'ro' | 'rw'; r
 }
 
 /**
- * A parent cgroup name for --cgroup-parent; podman creates it (and conmon's child) in every
- * hierarchy, and it outlives the container, so the host can read the container's counters.
- * Removed depth first at teardown.
+ * Runs `sh -c script` through bin/sandbox-run the way the launcher runs a session: under the
+ * parent cgroup podman-attrib prepares for it (a path with cgroupfs, a slice with systemd; the
+ * session id has dashes, which a slice name must escape), then attributed from what outlives
+ * the container. `prepared` resolves at once (for watching the cgroup meanwhile).
  */
-export function cgroupParent(t: Teardown, label: string): string {
-  const name = `/astest-${label}-${randomBytes(4).toString('hex')}`;
-  t.teardown(async () => {
-    const { readdir, rmdir } = await import('node:fs/promises');
-    const removeTree = async (dir: string): Promise<void> => {
-      let entries: import('node:fs').Dirent[];
-      try {
-        entries = await readdir(dir, { withFileTypes: true });
-      } catch {
-        return;
-      }
-      for (const e of entries) if (e.isDirectory()) await removeTree(`${dir}/${e.name}`);
-      await rmdir(dir).catch(() => undefined);
-    };
-    for (const hierarchy of await readdir('/sys/fs/cgroup')) await removeTree(`/sys/fs/cgroup/${hierarchy}${name}`);
-    await removeTree(`/sys/fs/cgroup${name}`);
+export function runAttributed(t: Teardown, label: string, script: string, plan: Record<string, unknown> = {}) {
+  const sessionId = `astest-${label}-${randomBytes(4).toString('hex')}`;
+  const attribution = prepareAttribution({ sessionId });
+  t.teardown(() => {
+    attribution.cleanup();
   });
-  return name;
-}
-
-/** The container's cgroup directory under a parent in one v1 hierarchy (libpod-<id>), if it exists now. */
-export async function containerCgroup(hierarchy: string, parent: string): Promise<string | undefined> {
-  const { readdir } = await import('node:fs/promises');
-  try {
-    const entry = (await readdir(`/sys/fs/cgroup/${hierarchy}${parent}`)).find((e) => /^libpod-[0-9a-f]{64}$/.test(e));
-    return entry ? `/sys/fs/cgroup/${hierarchy}${parent}/${entry}` : undefined;
-  } catch {
-    return undefined;
-  }
+  const done = (async () => {
+    const startedAt = new Date().toISOString();
+    const out = await runScript(t, label, script, { sessionId, cgroupParent: attribution.cgroupParent, ...plan });
+    const result = attributeEnd({ sessionId, containerName: out.name, exitCode: out.exitCode, startedAt, endedAt: new Date().toISOString(), prepared: attribution });
+    return { out, attribution: result };
+  })();
+  return { prepared: Promise.resolve(attribution), done };
 }
