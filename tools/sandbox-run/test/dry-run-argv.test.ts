@@ -80,10 +80,10 @@ t.test('a rootless caller gets --userns=keep-id; a rootful one does not', async 
 });
 
 t.test('on a systemd host podman is told its cgroup manager and the runtime, before the subcommand; on cgroupfs neither flag', async (t) => {
-  const plan = { image: busybox, sessionId: 'sd', limits: defaultLimits, cgroupParent: 'agent_sandbox-sd.slice' };
+  const plan = { image: busybox, sessionId: 'sd', limits: defaultLimits, cgroupParent: 'agent_sandbox-s\\x2dd.slice' };
   const argv = buildRunArgv(plan, { ...rootfulV1, cgroupMode: 'v2', runtime: 'crun', cgroupManager: 'systemd' });
   t.same(argv.slice(0, 5), ['podman', '--runtime', 'crun', '--cgroup-manager=systemd', 'run']);
-  t.ok(argv.includes('--cgroup-parent=agent_sandbox-sd.slice'));
+  t.ok(argv.includes('--cgroup-parent=agent_sandbox-s\\x2dd.slice'), 'a slice with systemd\'s \\x2d escape is accepted');
   t.notOk(buildRunArgv(plan, { ...rootfulV1, cgroupManager: 'cgroupfs' }).some((a) => a.startsWith('--cgroup-manager')));
 });
 
