@@ -104,7 +104,7 @@ export function parseMountinfo(text: string): Map<string, { flag: 'ro' | 'rw'; r
  * session id has dashes, which a slice name must escape), then attributed from what outlives
  * the container. `prepared` resolves at once (for watching the cgroup meanwhile).
  */
-export function runAttributed(t: Teardown, label: string, script: string, plan: Record<string, unknown> = {}) {
+export function runAttributed(t: Teardown, label: string, script: string, plan: Record<string, unknown> = {}, timeoutMs = 120_000) {
   const sessionId = `astest-${label}-${randomBytes(4).toString('hex')}`;
   const attribution = prepareAttribution({ sessionId });
   t.teardown(() => {
@@ -112,7 +112,7 @@ export function runAttributed(t: Teardown, label: string, script: string, plan: 
   });
   const done = (async () => {
     const startedAt = new Date().toISOString();
-    const out = await runScript(t, label, script, { sessionId, cgroupParent: attribution.cgroupParent, ...plan });
+    const out = await runScript(t, label, script, { sessionId, cgroupParent: attribution.cgroupParent, ...plan }, timeoutMs);
     const result = attributeEnd({ sessionId, containerName: out.name, exitCode: out.exitCode, startedAt, endedAt: new Date().toISOString(), prepared: attribution });
     return { out, attribution: result };
   })();
