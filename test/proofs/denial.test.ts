@@ -8,7 +8,7 @@ import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs
 import { homedir, tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { execa } from 'execa';
-import { cgroupMode } from '@agent-sandbox/shared';
+import { cgroupMode, ociRuntime } from '@agent-sandbox/shared';
 import { agentUid, busybox, debian, ensureImage, makeSession, parseMountinfo, runScript, sessionMounts } from './session.js';
 
 await ensureImage(busybox);
@@ -44,10 +44,12 @@ const readonlyPaths = ['/proc/asound', '/proc/bus', '/proc/fs', '/proc/irq', '/p
 /** What the runtime mounts over a masked or read-only path that exists here, with its flag. */
 function maskMounts(): Record<string, 'ro' | 'rw'> {
   const out: Record<string, 'ro' | 'rw'> = {};
+  // A masked directory gets a read-only tmpfs, a masked file /dev/null bound over it: read-write
+  // by runc, read-only by crun (measured in the VM tier's guest); either way it reads empty.
+  const maskedFile = ociRuntime() === 'crun' ? 'ro' : 'rw';
   for (const p of maskedPaths) {
-    // a directory gets a read-only tmpfs, a file /dev/null bound over it (rw, and empty)
     try {
-      out[p] = statSync(p).isDirectory() ? 'ro' : 'rw';
+      out[p] = statSync(p).isDirectory() ? 'ro' : maskedFile;
     } catch {
       // not on this kernel: nothing is mounted there
     }
@@ -72,6 +74,8 @@ function runtimeMounts(): Record<string, 'ro' | 'rw'> {
     '/etc/hosts': 'ro',
     '/etc/hostname': 'ro',
     ...maskMounts(),
+    // Rootless podman cannot mknod: it binds the host's own device nodes (measured in the guest).
+    ...(process.geteuid?.() === 0 ? {} : Object.fromEntries(['/dev/null', '/dev/zero', '/dev/full', '/dev/tty', '/dev/random', '/dev/urandom'].map((d) => [d, 'rw' as const]))),
   };
   if (cgroupMode() === 'v2') return { ...fixed, '/sys/fs/cgroup': 'ro' };
   // cgroup v1: a tmpfs with one read-only mount per v1 hierarchy the host has mounted.

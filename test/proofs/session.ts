@@ -62,13 +62,17 @@ export function sessionMounts(s: Session, withSecret = true) {
 
 export const smallLimits = { memory: '256m', memorySwap: '256m', pids: 128, cpus: 1, cpuShares: 256 };
 
-/** Runs `sh -c script` in a container through bin/sandbox-run; the container is force-removed at teardown. */
+/**
+ * Runs `sh -c script` in a container through bin/sandbox-run; the container is force-removed at
+ * teardown. The timeout allows for the VM tier's CPU emulation (a rootless start there can take
+ * a minute); here a container runs in about a second.
+ */
 export async function runScript(
   t: Teardown,
   label: string,
   script: string,
   plan: Record<string, unknown> = {},
-  timeoutMs = 120_000,
+  timeoutMs = 600_000,
 ): Promise<BinRun & { name: string }> {
   const name = containerName(t, label);
   const out = await runBin('sandbox-run', [], {
@@ -104,7 +108,7 @@ export function parseMountinfo(text: string): Map<string, { flag: 'ro' | 'rw'; r
  * session id has dashes, which a slice name must escape), then attributed from what outlives
  * the container. `prepared` resolves at once (for watching the cgroup meanwhile).
  */
-export function runAttributed(t: Teardown, label: string, script: string, plan: Record<string, unknown> = {}, timeoutMs = 120_000) {
+export function runAttributed(t: Teardown, label: string, script: string, plan: Record<string, unknown> = {}, timeoutMs = 600_000) {
   const sessionId = `astest-${label}-${randomBytes(4).toString('hex')}`;
   const attribution = prepareAttribution({ sessionId });
   t.teardown(() => {
