@@ -11,7 +11,8 @@
 # Loading the images in the guest costs minutes under TCG (measured: 111-204 s for 263 MB);
 # the same podman version (4.3.1 on both) makes each store natively in seconds.
 #
-# usage: payload.sh DIR [EXEC_FILE]   env: AGENT_SANDBOX_VM_IMAGES (space-separated)
+# usage: payload.sh DIR [EXEC_FILE]   env: AGENT_SANDBOX_VM_IMAGES (space-separated),
+# AGENT_SANDBOX_VM_SUITE (another list in suite.txt's form)
 # shellcheck source-path=SCRIPTDIR/..
 set -euo pipefail
 
@@ -26,7 +27,7 @@ exec_file=${2:-}
 read -r -a images <<<"${AGENT_SANDBOX_VM_IMAGES:-localhost/agent-sandbox:latest localhost/agent-sandbox-busybox:latest}"
 
 mkdir -p "$pay/bin" "$pay/guest" "$pay/suite" "$pay/out/user" "$pay/storage"
-node "$here/suite.mjs" lists "$here/suite.txt" "$repo" "$pay/suite"
+node "$here/suite.mjs" lists "${AGENT_SANDBOX_VM_SUITE:-$here/suite.txt}" "$repo" "$pay/suite"
 cp "$here/guest/run-in-guest.sh" "$pay/guest/"
 [ -z "$exec_file" ] || cp "$exec_file" "$pay/guest/exec.sh"
 cp "$(command -v node)" "$pay/bin/node"

@@ -6,9 +6,9 @@
 // no container is left behind.
 import t from 'tap';
 import { execa } from 'execa';
-import { readFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { runPodman } from '@agent-sandbox/shared/podman';
-import { containerCgroupDir, testCgroupParent } from '@agent-sandbox/testkit';
+import { containerCgroupDir, tempDir, testCgroupParent } from '@agent-sandbox/testkit';
 import { busybox, debian, ensureImage, runAttributed, runScript } from './session.js';
 import { cpuController, cpuQuotaScript, cpuUsageScript, files, hostCpuFile, hostCpuUsage, memoryLimitScript, v2 } from './cgroup-view.js';
 
@@ -27,44 +27,55 @@ async function dmesg(): Promise<string> {
 
 t.test('a fork bomb is held at --pids-limit, the host can still fork during it, and the end is attributed pids-limit', async (t) => {
   const samples = 8;
+  // The host releases the bomb (a file in a read-only mount) once it has looked, so the bomb is
+  // at its ceiling for as long as the host needs, however slow the machine.
+  const hold = await tempDir(t, 'astest-forkbomb-hold-');
+  await chmod(hold, 0o755);
   // bash retries a failed fork, so this bomb stays at the ceiling; the sampler uses only
-  // builtins (read -t on a fifo is its clock), so it keeps running at the limit too.
+  // builtins (read -t on a fifo is its clock, [ is bash's own), so it keeps running at the limit too.
   const script = [
     'mkfifo /tmp/tick; exec 3<>/tmp/tick',
     'bomb() { bomb | bomb & }',
     '( bomb ) 2>/dev/null &',
     `for i in $(seq 1 ${samples}); do read -t 0.5 x <&3; read c < ${files.pidsCurrent}; read e < ${files.pidsEvents}; echo "sample current=$c events=\${e#max }"; done`,
     `read m < ${files.pidsMax}; echo "max=$m"`,
+    'while [ ! -e /sandbox/hold/release ]; do read -t 0.5 x <&3; done',
     'exit 0',
   ].join('\n');
   const limits = { memory: '512m', memorySwap: '512m', pids: 64, cpus: 1, cpuShares: 256 };
+  const mounts = [{ source: hold, destination: '/sandbox/hold', readOnly: true }];
   // Under the VM tier's CPU emulation the sampler gets a sliver of CPU beside 60 retrying forks
   // (measured: 6 samples in 120 s), so it takes fewer samples and the run may take minutes.
-  const session = runAttributed(t, 'forkbomb', script, { image: debian, command: ['bash', '-c', script], limits }, 900_000);
-  // Wait (from the host) until the bomb is at the ceiling.
-  const parentDir = (await session.prepared).layout.dirs.pids;
-  let atCeiling = 0;
-  let dir: string | undefined;
-  let ended = false;
-  session.done.then(
-    () => (ended = true),
-    () => (ended = true),
-  );
-  // Until the bomb is at its ceiling or the session ended: a rootless start under the VM tier's
-  // emulation can take over a minute.
-  for (const deadline = Date.now() + 600_000; Date.now() < deadline && atCeiling < 60 && !ended; ) {
-    dir = await containerCgroupDir(parentDir);
-    if (dir) atCeiling = await readNumber(`${dir}/pids.current`).catch(() => 0);
-    if (atCeiling < 60) await sleep(100);
+  const session = runAttributed(t, 'forkbomb', script, { image: debian, command: ['bash', '-c', script], limits, mounts }, 900_000);
+  try {
+    // Wait (from the host) until the bomb is at the ceiling.
+    const parentDir = (await session.prepared).layout.dirs.pids;
+    let atCeiling = 0;
+    let dir: string | undefined;
+    let ended = false;
+    session.done.then(
+      () => (ended = true),
+      () => (ended = true),
+    );
+    // Until the bomb is at its ceiling or the session ended: a rootless start under the VM tier's
+    // emulation can take over a minute.
+    for (const deadline = Date.now() + 600_000; Date.now() < deadline && atCeiling < 60 && !ended; ) {
+      dir = await containerCgroupDir(parentDir);
+      if (dir) atCeiling = await readNumber(`${dir}/pids.current`).catch(() => 0);
+      if (atCeiling < 60) await sleep(100);
+    }
+    t.ok(atCeiling >= 60 && atCeiling <= 64, `the host sees the container at its ceiling (pids.current ${atCeiling} of 64)`);
+    t.ok(dir, 'the container cgroup exists during the bomb');
+    if (dir) t.equal((await readFile(`${dir}/pids.max`, 'utf8')).trim(), '64', 'pids.max is 64 (host view)');
+    // The host forks while the bomb runs.
+    const t0 = Date.now();
+    const forks = await Promise.all(Array.from({ length: 20 }, (_, i) => execa('sh', ['-c', `echo host-fork-${i}`], { reject: false })));
+    t.equal(forks.filter((f, i) => f.exitCode === 0 && f.stdout === `host-fork-${i}`).length, 20, `20 host processes forked and exited 0 during the bomb (${Date.now() - t0} ms)`);
+    if (dir) t.ok((await readNumber(`${dir}/pids.current`).catch(() => 0)) >= 60, 'the bomb was still running while the host forked');
+  } finally {
+    // Whatever happened above, the bomb ends (its container would otherwise wait for the timeout).
+    await writeFile(`${hold}/release`, '');
   }
-  t.ok(atCeiling >= 60 && atCeiling <= 64, `the host sees the container at its ceiling (pids.current ${atCeiling} of 64)`);
-  t.ok(dir, 'the container cgroup exists during the bomb');
-  if (dir) t.equal((await readFile(`${dir}/pids.max`, 'utf8')).trim(), '64', 'pids.max is 64 (host view)');
-  // The host forks while the bomb runs.
-  const t0 = Date.now();
-  const forks = await Promise.all(Array.from({ length: 20 }, (_, i) => execa('sh', ['-c', `echo host-fork-${i}`], { reject: false })));
-  t.equal(forks.filter((f, i) => f.exitCode === 0 && f.stdout === `host-fork-${i}`).length, 20, `20 host processes forked and exited 0 during the bomb (${Date.now() - t0} ms)`);
-  if (dir) t.ok((await readNumber(`${dir}/pids.current`).catch(() => 0)) >= 60, 'the bomb was still running while the host forked');
 
   const { out, attribution } = await session.done;
   made.push(out.name);
@@ -75,6 +86,7 @@ t.test('a fork bomb is held at --pids-limit, the host can still fork during it, 
   t.ok(Math.max(...seen.map((s) => s.events)) > 0, 'inside, pids.events counts rejected forks');
   t.match(out.stdout, /^max=64$/m, 'inside, pids.max is 64');
   t.equal(attribution.reason, 'pids-limit', `attributed pids-limit: ${attribution.evidence.basis}`);
+  t.match(attribution.evidence.basis, /^kernel log: cgroup: fork rejected by pids controller/, "as root the kernel log, read first, names the session's cgroup", { skip: kernelLog });
   t.match(await dmesg(), new RegExp(`fork rejected by pids controller in ${escape(attribution.evidence.kernelLog.match)}/libpod-[0-9a-f]{64}`), 'the kernel log names the container cgroup', { skip: kernelLog });
 });
 
@@ -86,6 +98,7 @@ t.test('a memory bomb is killed with exit 137 at --memory and attributed oom-kil
   t.equal(out.exitCode, 137, 'SIGKILL by the OOM killer');
   t.match(out.stdout, `limit=${32 * 1024 * 1024} swap=0`, 'inside, memory is 32m and no swap beyond it (no swap escape)');
   t.equal(attribution.reason, 'oom-killed', `attributed oom-killed: ${attribution.evidence.basis}`);
+  t.match(attribution.evidence.basis, /^kernel log: oom-kill:/, "as root the kernel log, read first, names the session's cgroup", { skip: kernelLog });
   const peak = attribution.peak.memoryBytes ?? 0;
   t.ok(peak <= 40 * 1024 * 1024 && peak >= 30 * 1024 * 1024, `the parent's peak (${peak} bytes) is at the 32m limit`);
   if (v2) t.ok((attribution.evidence.cgroup.counters['memory.events:oom_kill'] ?? 0) >= 1, "the parent's memory.events counts the kill (v2: its descendants' events)");
