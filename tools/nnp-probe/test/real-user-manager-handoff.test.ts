@@ -28,7 +28,7 @@ const report = "grep '^NoNewPrivs:' /proc/self/status; grep -o 'agent-sandbox-nn
 
 function exec(nnpFlag: boolean, command: string[], env: Record<string, string> = userEnv) {
   const argv = [nnp, 'exec', '--', ...command];
-  return execa(nnpFlag ? 'setpriv' : argv[0]!, nnpFlag ? ['--no-new-privs', ...argv] : argv.slice(1), { env, extendEnv: false, reject: false, timeout: 120_000, cwd: '/' });
+  return execa(nnpFlag ? 'setpriv' : argv[0]!, nnpFlag ? ['--no-new-privs', ...argv] : argv.slice(1), { env, extendEnv: false, reject: false, timeout: 300_000, cwd: '/' });
 }
 
 t.test('NoNewPrivs 0: exec runs the command directly, in no handoff unit', { skip: liveManager }, async (t) => {
@@ -102,8 +102,9 @@ t.test('a user without linger (no user manager, no bus) under NoNewPrivs gets 84
   });
   const userUid = Number((await execa('id', ['-u', user])).stdout);
   t.notOk(existsSync(`/var/lib/systemd/linger/${user}`), 'no linger flag for the new user');
-  const env = { PATH: '/usr/local/bin:/usr/bin:/bin', XDG_RUNTIME_DIR: `/run/user/${userUid}` };
-  const out = await execa('runuser', ['-u', user, '--', 'setpriv', '--no-new-privs', nnp, 'exec', '--', 'true'], { env, extendEnv: false, reject: false, timeout: 60_000, cwd: '/' });
+  const env = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', XDG_RUNTIME_DIR: `/run/user/${userUid}` };
+  const out = await execa('runuser', ['-u', user, '--', 'setpriv', '--no-new-privs', nnp, 'exec', '--', 'true'], { env, extendEnv: false, reject: false, timeout: 300_000, cwd: '/' });
+  t.notOk(out.failed && out.exitCode === undefined, `runuser ran (${out.shortMessage ?? ''})`);
   t.equal(out.exitCode, 84, String(out.stderr));
   t.match(String(out.stderr), /linger is off/);
   t.match(String(out.stderr), new RegExp(`loginctl enable-linger ${user}`));
