@@ -28,6 +28,18 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >&2
 fi
 
+# The VM tier (vm/run.sh) boots its guest with qemu under TCG; without its recommends (a GUI
+# and firmware the tier never uses), which is how it was measured here.
+if ! dpkg-query -W -f='${Status}' qemu-system-x86 2>/dev/null | grep -q 'install ok installed'; then
+  if [ "$(id -u)" -ne 0 ]; then
+    say "missing Debian package for the VM tier: qemu-system-x86 (sudo apt-get install --no-install-recommends qemu-system-x86)"
+    exit 1
+  fi
+  say "installing qemu-system-x86 (the VM tier)"
+  [ "${#missing[@]}" -gt 0 ] || apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends qemu-system-x86 >&2
+fi
+
 want_pnpm=9.15.9
 if [ "$(pnpm --version 2>/dev/null || true)" != "$want_pnpm" ]; then
   say "installing pnpm $want_pnpm from the npm registry"

@@ -5,7 +5,7 @@
 import t from 'tap';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { readdirSync, rmSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { execa } from 'execa';
 import { agentUid, busybox, debian, ensureImage, makeSession, parseMountinfo, runScript, runtimeMounts, sessionMounts } from './session.js';
@@ -14,13 +14,15 @@ await ensureImage(busybox);
 await ensureImage(debian);
 const s = await makeSession(t);
 
-// ---- host canaries: a file in the host's root directory and in the host user's home, and a host process ----
+// ---- host canaries: a file in the host's root directory (a user's: in the host's /tmp, which
+// it can write) and in the host user's home, and a host process ----
 // A run killed before its teardown may have left its canaries; they are this suite's own names.
-for (const [dir, prefix] of [['/', 'astest-hostroot-'], [homedir(), '.astest-hosthome-']] as const) {
+const rootDir = process.geteuid?.() === 0 ? '/' : tmpdir();
+for (const [dir, prefix] of [[rootDir, 'astest-hostroot-'], [homedir(), '.astest-hosthome-']] as const) {
   for (const f of readdirSync(dir).filter((n) => n.startsWith(prefix))) rmSync(`${dir === '/' ? '' : dir}/${f}`, { force: true });
 }
 const hex = randomBytes(6).toString('hex');
-const hostRootCanary = `/astest-hostroot-${hex}`;
+const hostRootCanary = `${rootDir === '/' ? '' : rootDir}/astest-hostroot-${hex}`;
 const hostHomeCanary = `${homedir()}/.astest-hosthome-${hex}`;
 await writeFile(hostRootCanary, `${hostRootCanary}\n`);
 await writeFile(hostHomeCanary, `${hostHomeCanary}\n`);

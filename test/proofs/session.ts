@@ -1,12 +1,13 @@
 // What both proof suites share: a real session layout on the host (two sessions' workspaces
 // and homes, a staged secret), a plan in sandbox-run's contract, and a way to run a script
 // in a real container through the real sandbox-run executable.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { chown, chmod, mkdir, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { execa } from 'execa';
-import { cgroupMode } from '@agent-sandbox/shared';
+import { cgroupMode, ociRuntime } from '@agent-sandbox/shared';
 import { containerName, runBin, tempDir, imageExists, repoRoot, type BinRun, type Teardown } from '@agent-sandbox/testkit';
+import { attributeEnd, prepareAttribution } from '@agent-sandbox/podman-attrib';
 
 export const busybox = 'localhost/agent-sandbox-busybox:latest';
 export const debian = 'localhost/agent-sandbox:latest';
@@ -63,13 +64,17 @@ export function sessionMounts(s: Session, withSecret = true) {
 
 export const smallLimits = { memory: '256m', memorySwap: '256m', pids: 128, cpus: 1, cpuShares: 256 };
 
-/** Runs `sh -c script` in a container through bin/sandbox-run; the container is force-removed at teardown. */
+/**
+ * Runs `sh -c script` in a container through bin/sandbox-run; the container is force-removed at
+ * teardown. The timeout allows for the VM tier's CPU emulation (a rootless start there can take
+ * a minute); here a container runs in about a second.
+ */
 export async function runScript(
   t: Teardown,
   label: string,
   script: string,
   plan: Record<string, unknown> = {},
-  timeoutMs = 120_000,
+  timeoutMs = 600_000,
 ): Promise<BinRun & { name: string }> {
   const name = containerName(t, label);
   const out = await runBin('sandbox-run', [], {
@@ -100,44 +105,53 @@ export function parseMountinfo(text: string): Map<string, { flag: 'ro' | 'rw'; r
 }
 
 /**
- * A parent cgroup name for --cgroup-parent; podman creates it (and conmon's child) in every
- * hierarchy, and it outlives the container, so the host can read the container's counters.
- * Removed depth first at teardown.
+ * Runs `sh -c script` through bin/sandbox-run the way the launcher runs a session: under the
+ * parent cgroup podman-attrib prepares for it (a path with cgroupfs, a slice with systemd; the
+ * session id has dashes, which a slice name must escape), then attributed from what outlives
+ * the container. `prepared` resolves at once (for watching the cgroup meanwhile).
  */
-export function cgroupParent(t: Teardown, label: string): string {
-  const name = `/astest-${label}-${randomBytes(4).toString('hex')}`;
-  t.teardown(async () => {
-    const { readdir, rmdir } = await import('node:fs/promises');
-    const removeTree = async (dir: string): Promise<void> => {
-      let entries: import('node:fs').Dirent[];
-      try {
-        entries = await readdir(dir, { withFileTypes: true });
-      } catch {
-        return;
-      }
-      for (const e of entries) if (e.isDirectory()) await removeTree(`${dir}/${e.name}`);
-      await rmdir(dir).catch(() => undefined);
-    };
-    for (const hierarchy of await readdir('/sys/fs/cgroup')) await removeTree(`/sys/fs/cgroup/${hierarchy}${name}`);
-    await removeTree(`/sys/fs/cgroup${name}`);
+export function runAttributed(t: Teardown, label: string, script: string, plan: Record<string, unknown> = {}, timeoutMs = 600_000) {
+  const sessionId = `astest-${label}-${randomBytes(4).toString('hex')}`;
+  const attribution = prepareAttribution({ sessionId });
+  t.teardown(() => {
+    attribution.cleanup();
   });
-  return name;
-}
-
-/** The container's cgroup directory under a parent in one v1 hierarchy (libpod-<id>), if it exists now. */
-export async function containerCgroup(hierarchy: string, parent: string): Promise<string | undefined> {
-  const { readdir } = await import('node:fs/promises');
-  try {
-    const entry = (await readdir(`/sys/fs/cgroup/${hierarchy}${parent}`)).find((e) => /^libpod-[0-9a-f]{64}$/.test(e));
-    return entry ? `/sys/fs/cgroup/${hierarchy}${parent}/${entry}` : undefined;
-  } catch {
-    return undefined;
-  }
+  const done = (async () => {
+    const startedAt = new Date().toISOString();
+    const out = await runScript(t, label, script, { sessionId, cgroupParent: attribution.cgroupParent, ...plan }, timeoutMs);
+    const result = attributeEnd({ sessionId, containerName: out.name, exitCode: out.exitCode, startedAt, endedAt: new Date().toISOString(), prepared: attribution });
+    return { out, attribution: result };
+  })();
+  return { prepared: Promise.resolve(attribution), done };
 }
 
 /**
- * The runtime's own mounts on this host (podman 4.3 + runc, --read-only), each with its flag:
- * every session's mount table is these plus the ones the session plan names.
+ * podman's default masked and read-only paths (containers/common 0.50): the runtime mounts each
+ * one only where it exists, which depends on the kernel (the container's is the host's).
+ */
+const maskedPaths = ['/proc/acpi', '/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list', '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi', '/sys/firmware', '/sys/fs/selinux', '/sys/dev/block'];
+const readonlyPaths = ['/proc/asound', '/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
+
+/** What the runtime mounts over a masked or read-only path that exists here, with its flag. */
+function maskMounts(): Record<string, 'ro' | 'rw'> {
+  const out: Record<string, 'ro' | 'rw'> = {};
+  // A masked directory gets a read-only tmpfs, a masked file /dev/null bound over it: read-write
+  // by runc, read-only by crun (measured in the VM tier's guest); either way it reads empty.
+  const maskedFile = ociRuntime() === 'crun' ? 'ro' : 'rw';
+  for (const p of maskedPaths) {
+    try {
+      out[p] = statSync(p).isDirectory() ? 'ro' : maskedFile;
+    } catch {
+      // not on this kernel: nothing is mounted there
+    }
+  }
+  for (const p of readonlyPaths) if (existsSync(p)) out[p] = 'ro';
+  return out;
+}
+
+/**
+ * The runtime's own mounts on this host (podman 4.3, runc or crun, --read-only), each with its
+ * flag: every session's mount table is these plus the ones the session plan names.
  */
 export function runtimeMounts(): Record<string, 'ro' | 'rw'> {
   const fixed: Record<string, 'ro' | 'rw'> = {
@@ -153,16 +167,9 @@ export function runtimeMounts(): Record<string, 'ro' | 'rw'> {
     '/var/tmp': 'rw', // tmpfs
     '/etc/hosts': 'ro',
     '/etc/hostname': 'ro',
-    // masked paths: read-only procfs subtrees, empty tmpfs, /dev/null over files
-    '/proc/bus': 'ro',
-    '/proc/fs': 'ro',
-    '/proc/irq': 'ro',
-    '/proc/sys': 'ro',
-    '/proc/acpi': 'ro',
-    '/proc/keys': 'rw',
-    '/proc/timer_list': 'rw',
-    '/sys/firmware': 'ro',
-    '/sys/dev/block': 'ro',
+    ...maskMounts(),
+    // Rootless podman cannot mknod: it binds the host's own device nodes (measured in the guest).
+    ...(process.geteuid?.() === 0 ? {} : Object.fromEntries(['/dev/null', '/dev/zero', '/dev/full', '/dev/tty', '/dev/random', '/dev/urandom'].map((d) => [d, 'rw' as const]))),
   };
   if (cgroupMode() === 'v2') return { ...fixed, '/sys/fs/cgroup': 'ro' };
   // cgroup v1: a tmpfs with one read-only mount per v1 hierarchy the host has mounted.

@@ -6,3 +6,4 @@ export * from './test-ca.js';
 export * from './fake-internet.js';
 export * from './requirements.js';
 export * from './private-hosts.js';
+export * from './cgroup-parent.js';

@@ -153,7 +153,7 @@ export async function doctorCommand(request: LaunchRequest, io: CommandIo, runti
     await doctorCheck('podman', true, async () => `podman ${await checkPodman()}`),
     await doctorCheck('cgroup limits enforceable and an OCI runtime', true, async () => {
       const facts = await hostPreflight(request.image, { checkImage: false });
-      return `cgroup ${facts.cgroupMode}, runtime ${facts.runtime ?? 'podman default'}, ${containmentMode(euid)}`;
+      return `cgroup ${facts.cgroupMode} (${facts.cgroupManager ?? 'cgroupfs'} manager), runtime ${facts.runtime ?? 'podman default'}, ${containmentMode(euid)}`;
     }),
     await doctorCheck('rootless subuids', true, () => (checkSubuids(euid, io.user), euid === 0 ? 'not needed (root)' : 'present')),
     await doctorCheck('NoNewPrivs and user manager', true, async () => {

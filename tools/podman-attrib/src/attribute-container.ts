@@ -9,6 +9,7 @@ import { runPodman } from '@agent-sandbox/shared/podman';
 import type { Evidence, PodmanAttribOutput } from '@agent-sandbox/shared/schemas/podman-attrib';
 import { cgroupEvidence, eventEvidence, kernelEvidence, type AttributeDeps } from './attribute-end.js';
 import { cgroupLayout, parentBase } from './cgroup-tree.js';
+import { parentFromArg } from './session-parent.js';
 import { peakFromCounters, readCounters } from './counters.js';
 import { eventLogPath, readContainerEvents } from './event-log.js';
 import { kmsgPath, readKmsg } from './kernel-log.js';
@@ -64,8 +65,9 @@ export async function attributeContainer(container: string, deps: ContainerDeps 
   if (state.status === 'running' || state.status === 'paused' || state.status === 'stopping') {
     throw new ToolError('usage', 'container-running', `container ${JSON.stringify(container)} is ${state.status}: attribute it after it ended`);
   }
-  const ours = state.cgroupParent.startsWith(`/${parentBase}/`);
-  const layout = cgroupLayout(ours ? state.cgroupParent : `/${parentBase}/-none-`);
+  const where = parentFromArg(state.cgroupParent);
+  const ours = where.sessionId !== '';
+  const layout = cgroupLayout(ours ? where.relPath : `/${parentBase}/-none-`);
   const counters = ours ? readCounters(layout) : {};
   // The container's own cgroup (<parent>/libpod-<id>, or libpod-<id>.scope under systemd) is named in the kernel's lines.
   const kernel = kernelEvidence(kmsg, `libpod-${state.id}`);

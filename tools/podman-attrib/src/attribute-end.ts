@@ -5,19 +5,22 @@
  * process is started.
  */
 import type { Evidence, PodmanAttribOutput, Peak } from '@agent-sandbox/shared/schemas/podman-attrib';
-import { cgroupLayout, parentPath, type CgroupLayout } from './cgroup-tree.js';
+import { cgroupLayout, type CgroupLayout } from './cgroup-tree.js';
 import { peakFromCounters, readCounters, type Counters } from './counters.js';
 import { eventLogPath, readContainerEvents, type EventRead } from './event-log.js';
 import { findKernelEvents, kmsgPath, readKmsg, type KmsgRead } from './kernel-log.js';
 import type { Attribution } from './prepare.js';
+import { parentFromArg, sessionParent, type SessionParent } from './session-parent.js';
 import { decide } from './verdict.js';
 import { readFileSync } from 'node:fs';
 
 export interface AttributeEndInput {
   sessionId: string;
   containerName: string;
-  /** As given to --cgroup-parent (default /agent-sandbox/<sessionId>). */
+  /** As given to --cgroup-parent (default: this host's form of the session's parent, session-parent.ts). */
   cgroupParent?: string;
+  /** The parent prepareAttribution made (where the kernel puts it, its slice). */
+  parent?: SessionParent;
   exitCode: number;
   startedAt?: string;
   endedAt?: string;
@@ -78,6 +81,7 @@ export function readCidfile(file: string): string | undefined {
  * count only where they name this container's own cgroup), else the whole ring after the mark.
  */
 function kernelRead(given: AttributeEndInput, input: AttributeEndInput, parent: string, deps: AttributeDeps): KmsgRead {
+  // parent: the path the kernel names (relPath), e.g. /agent_sandbox.slice/agent_sandbox-x.slice
   const cursor = input.prepared?.kernel;
   if (deps.readKmsg || !cursor || given.kmsgSeq !== undefined) return (deps.readKmsg ?? readKmsg)(input.kmsgSeq ?? -1);
   const own = input.containerId ? `${parent}/libpod-${input.containerId}` : undefined;
@@ -88,14 +92,16 @@ export function attributeEnd(given: AttributeEndInput, deps: AttributeDeps = {})
   const p = given.prepared;
   const cid = p ? readCidfile(p.cidfile) : undefined;
   const input: AttributeEndInput = {
-    ...(p ? { cgroupParent: p.cgroupParent, kmsgSeq: p.kmsgSeq, eventLog: p.eventLog, layout: p.layout } : {}),
+    ...(p ? { cgroupParent: p.cgroupParent, parent: p.parent, kmsgSeq: p.kmsgSeq, eventLog: p.eventLog, layout: p.layout } : {}),
     ...(cid ? { containerId: cid } : {}),
     ...given,
   };
-  const parent = input.cgroupParent ?? parentPath(input.sessionId);
-  const layout = input.layout ?? cgroupLayout(parent);
-  const counters = readCounters(layout);
-  const kernel = kernelEvidence(kernelRead(given, input, parent, deps), parent);
+  const where = input.parent ?? (input.cgroupParent === undefined ? sessionParent(input.sessionId) : parentFromArg(input.cgroupParent));
+  const parent = input.cgroupParent ?? where.podmanArg;
+  const layout = input.layout ?? cgroupLayout(where.relPath);
+  // The parent's own counters, and what the watch saw in the container's cgroup while it ran.
+  const counters = { ...readCounters(layout), ...(p?.events.stop() ?? {}) };
+  const kernel = kernelEvidence(kernelRead(given, input, where.relPath, deps), where.relPath);
   const logFile = input.eventLog?.path ?? eventLogPath();
   const match = { name: input.containerName, ...(input.containerId ? { id: input.containerId } : {}) };
   const eventRead = (deps.readEvents ?? readContainerEvents)(match, input.eventLog?.offset ?? 0, logFile);

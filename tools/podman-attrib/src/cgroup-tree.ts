@@ -6,9 +6,11 @@
  * relative path; podman adds the other hierarchies and a `conmon` child itself,
  * so removal walks every hierarchy and removes depth first.
  */
-import { mkdirSync, readdirSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ToolError, cgroupMode, type CgroupMode } from '@agent-sandbox/shared';
+import { childProcess } from '@agent-sandbox/shared/builtins';
+import { podmanEnv, systemPath } from '@agent-sandbox/shared/podman';
 
 export const cgroupRoot = '/sys/fs/cgroup';
 /** All session parents live under this directory of each hierarchy. */
@@ -136,4 +138,42 @@ export function removeParent(layout: CgroupLayout, waitMs = 3000): string[] {
     sleepSync(50);
   }
   return left;
+}
+
+/** systemctl, from the system's directories only (as podman is). */
+function systemctlBinary(): string {
+  return (
+    systemPath
+      .split(':')
+      .map((dir) => `${dir}/systemctl`)
+      .find((candidate) => existsSync(candidate)) ?? 'systemctl'
+  );
+}
+
+/**
+ * Stops a session's slice (systemd keeps an empty slice active, its cgroup with it). Stopping
+ * also stops anything still running in it, so a container left behind cannot outlive it.
+ * Synchronous, for the 'exit' handler; false when systemctl failed or could not be run.
+ */
+export function stopSlice(slice: { unit: string; user: boolean }): boolean {
+  try {
+    childProcess().execFileSync(systemctlBinary(), [...(slice.user ? ['--user'] : []), 'stop', '--', slice.unit], {
+      stdio: 'ignore',
+      timeout: 30_000,
+      env: podmanEnv(process.env),
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Removes a session's parent as its manager wants: a slice is stopped through systemd (which
+ * removes its cgroup), a cgroupfs parent removed depth first. A slice systemd could not stop
+ * is removed like a cgroupfs one, which the kernel allows only once it is empty.
+ */
+export function removeSessionParent(parent: { slice?: { unit: string; user: boolean } }, layout: CgroupLayout, waitMs = 3000): string[] {
+  if (parent.slice && layout.all.some((dir) => existsSync(dir))) stopSlice(parent.slice);
+  return removeParent(layout, waitMs);
 }

@@ -25,7 +25,9 @@ export function parseKmsgRecord(text: string): KmsgRecord | undefined {
   if (semi < 0) return undefined;
   const [, seq, usec] = text.slice(0, semi).split(',');
   if (seq === undefined || usec === undefined) return undefined;
-  const message = text.slice(semi + 1).split('\n')[0] ?? '';
+  // /dev/kmsg writes '\' and non-printable bytes as \xNN (dmesg decodes them); a systemd
+  // slice's cgroup path holds one: agent_sandbox-a\x2db.slice arrives as ...a\x5cx2db.slice.
+  const message = (text.slice(semi + 1).split('\n')[0] ?? '').replace(/\\x([0-9a-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
   return { seq: Number(seq), usec: Number(usec), message };
 }
 

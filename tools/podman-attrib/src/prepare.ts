@@ -7,15 +7,23 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { cgroupMode } from '@agent-sandbox/shared';
-import { cgroupLayout, cgroupRoot, createParent, parentPath, removeParent, type CgroupLayout } from './cgroup-tree.js';
+import { cgroupLayout, cgroupRoot, createParent, removeSessionParent, type CgroupLayout } from './cgroup-tree.js';
 import { eventLogMark, eventLogPath } from './event-log.js';
+import { watchDescendantEvents, type EventWatch } from './event-watch.js';
 import { openKmsgCursor, type KmsgCursor } from './kmsg-cursor.js';
+import { sessionParent, type SessionParent } from './session-parent.js';
 import { recordOwner, sweepStaleParents } from './stale-parents.js';
 
 export interface Attribution {
   sessionId: string;
-  /** For `podman run --cgroup-parent=`: relative to each hierarchy root, e.g. /agent-sandbox/<sessionId>. */
+  /**
+   * For `podman run --cgroup-parent=`, in the form this host's cgroup manager takes: a path
+   * relative to each hierarchy root with cgroupfs (/agent-sandbox/<sessionId>), a slice with
+   * systemd (agent_sandbox-<sessionId, '-' escaped>.slice). See session-parent.ts.
+   */
   cgroupParent: string;
+  /** The same parent: its manager, where the kernel puts it, its slice unit. */
+  parent: SessionParent;
   /** For `podman run --cidfile=`; must not exist yet (podman refuses an existing one). */
   cidfile: string;
   layout: CgroupLayout;
@@ -27,6 +35,8 @@ export interface Attribution {
   /** The kernel log, opened here and read on from where it was (attributeEnd finishes it). */
   kernel: KmsgCursor;
   eventLog: { path: string; offset: number };
+  /** The container's own limit events, looked at while it runs (event-watch.ts); attributeEnd stops it. */
+  events: EventWatch;
   /**
    * Removes the parent cgroup tree (depth first), the cidfile and the owner record, then sweeps
    * parents left by owners that died (stale-parents.ts); idempotent, synchronous. Returns what
@@ -42,8 +52,9 @@ export interface PrepareOptions {
 }
 
 export function prepareAttribution(options: PrepareOptions): Attribution {
-  const cgroupParent = parentPath(options.sessionId);
-  const layout = cgroupLayout(cgroupParent, cgroupMode(cgroupRoot));
+  const parent = sessionParent(options.sessionId);
+  const cgroupParent = parent.podmanArg;
+  const layout = cgroupLayout(parent.relPath, cgroupMode(cgroupRoot));
   const cidfile = path.join(options.runDir ?? tmpdir(), `agent-sandbox-${options.sessionId}.cid`);
   rmSync(cidfile, { force: true });
   // Before the parent exists, so a sweep never sees this parent without its owner. A record
@@ -54,16 +65,19 @@ export function prepareAttribution(options: PrepareOptions): Attribution {
   } catch {
     owner = undefined;
   }
-  createParent(layout);
+  // systemd makes a slice itself when the container's scope starts in it; a path parent is ours to make.
+  if (parent.manager === 'cgroupfs') createParent(layout);
   const logPath = eventLogPath();
   // Records after the point the first read reaches are the session's only while nothing of
   // the session existed then: podman creates the cidfile before conmon or runc make a cgroup.
   const kernel = openKmsgCursor({ onDrained: () => existsSync(cidfile) || hasChildCgroup(layout) });
   void kernel.drainInBackground();
+  const events = watchDescendantEvents(layout);
   let cleaned = false;
   return {
     sessionId: options.sessionId,
     cgroupParent,
+    parent,
     cidfile,
     layout,
     get kmsgSeq() {
@@ -71,10 +85,12 @@ export function prepareAttribution(options: PrepareOptions): Attribution {
     },
     kernel,
     eventLog: { path: logPath, offset: eventLogMark(logPath) },
+    events,
     cleanup() {
       kernel.close();
+      events.stop();
       if (cleaned) return [];
-      const left = removeParent(layout);
+      const left = removeSessionParent(parent, layout);
       rmSync(cidfile, { force: true });
       if (owner) rmSync(owner, { force: true });
       cleaned = left.length === 0;
@@ -93,8 +109,10 @@ function hasChildCgroup(layout: CgroupLayout): boolean {
   for (const dir of new Set([layout.dirs.memory, layout.dirs.pids])) {
     try {
       if (readdirSync(dir, { withFileTypes: true }).some((e) => e.isDirectory())) return true;
-    } catch {
-      return true; // cannot tell: count only what names the new container
+    } catch (err) {
+      // A slice systemd has not made yet holds nothing; otherwise we cannot tell: count only
+      // what names the new container.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return true;
     }
   }
   return false;

@@ -14,7 +14,8 @@
 import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { cgroupMode } from '@agent-sandbox/shared';
-import { cgroupLayout, cgroupRoot, hierarchyRoots, parentBase, parentPath, removeParent } from './cgroup-tree.js';
+import { cgroupLayout, cgroupRoot, hierarchyRoots, parentBase, removeSessionParent } from './cgroup-tree.js';
+import { currentHost, sessionIdOfSlice, sessionParent, sliceBasePath, type ParentHost, type SessionParent } from './session-parent.js';
 
 /** Where owner records live: root's sessions under /run; others under their runtime directory. */
 export function ownerDir(uid = process.getuid?.() ?? 0, env: NodeJS.ProcessEnv = process.env): string {
@@ -68,6 +69,8 @@ export interface SweepOptions {
   /** A parent with no owner record is left alone until it is this old (default 60 s). */
   noRecordGraceMs?: number;
   now?: number;
+  /** Which form the parents take here (default: this host's manager and our uid). */
+  host?: ParentHost;
 }
 
 /** Removes the parents of sessions whose owner is gone; returns the session ids removed. */
@@ -76,9 +79,11 @@ export function sweepStaleParents(options: SweepOptions = {}): string[] {
   const dir = options.dir ?? ownerDir();
   const grace = options.noRecordGraceMs ?? 60_000;
   const now = options.now ?? Date.now();
+  const host = options.host ?? currentHost();
   const candidates = new Map<string, number>(); // session id -> newest mtime seen
   for (const hierarchy of hierarchies(root)) {
-    const base = path.join(hierarchy, parentBase);
+    // cgroupfs: <hierarchy>/agent-sandbox/<id>; systemd: <hierarchy>[/user@uid]/agent_sandbox.slice/agent_sandbox-<id>.slice
+    const base = path.join(hierarchy, host.manager === 'systemd' ? sliceBasePath(host.uid) : parentBase);
     let entries: string[];
     try {
       entries = readdirSync(base, { withFileTypes: true })
@@ -87,10 +92,11 @@ export function sweepStaleParents(options: SweepOptions = {}): string[] {
     } catch {
       continue; // no base in this hierarchy
     }
-    for (const id of entries) {
-      if (id === options.except || (options.ids && !options.ids.includes(id))) continue;
+    for (const name of entries) {
+      const id = host.manager === 'systemd' ? sessionIdOfSlice(name) : name;
+      if (id === undefined || id === options.except || (options.ids && !options.ids.includes(id))) continue;
       try {
-        const mtime = statSync(path.join(base, id)).mtimeMs;
+        const mtime = statSync(path.join(base, name)).mtimeMs;
         candidates.set(id, Math.max(candidates.get(id) ?? 0, mtime));
       } catch {
         // gone meanwhile
@@ -102,18 +108,31 @@ export function sweepStaleParents(options: SweepOptions = {}): string[] {
     const alive = ownerAlive(path.join(dir, id));
     if (alive === true) continue;
     if (alive === undefined && now - mtime < grace) continue;
-    let parent: string;
+    let parent: SessionParent;
     try {
-      parent = parentPath(id);
+      parent = sessionParent(id, host);
     } catch {
       continue; // not a name we make: not ours
     }
-    if (removeParent(cgroupLayout(parent, undefined, root), 0).length === 0) {
+    const layout = cgroupLayout(parent.relPath, undefined, root);
+    // Stopping a slice stops what runs in it; a stale parent whose container still runs is left
+    // for a later sweep, as rmdir leaves a cgroupfs one.
+    if (parent.slice && populated(layout.dirs.pids)) continue;
+    if (removeSessionParent(parent, layout, 0).length === 0) {
       rmSync(path.join(dir, id), { force: true });
       removed.push(id);
     }
   }
   return removed;
+}
+
+/** cgroup v2's own answer to "does anything run in here or below". */
+function populated(dir: string): boolean {
+  try {
+    return /^populated 1$/m.test(readFileSync(path.join(dir, 'cgroup.events'), 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 /** v2: the one hierarchy; v1: every mounted hierarchy directory. */

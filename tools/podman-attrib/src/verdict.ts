@@ -7,6 +7,7 @@
 import { constants } from 'node:os';
 import type { EndReason } from '@agent-sandbox/shared/schemas/podman-attrib';
 import type { Counters } from './counters.js';
+import { descendantPidsKey } from './event-watch.js';
 import type { KernelFindings } from './kernel-log.js';
 import type { PodmanEventLine } from './event-log.js';
 
@@ -76,6 +77,9 @@ export function decide(input: VerdictInput): Verdict {
   if (pidsLine) return { reason: 'pids-limit', basis: `kernel log: ${pidsLine}` };
   if (counter(counters, 'pids.events:max') > 0) {
     return { reason: 'pids-limit', basis: `cgroup counter pids.events:max = ${counters['pids.events:max']}` };
+  }
+  if (counter(counters, descendantPidsKey) > 0) {
+    return { reason: 'pids-limit', basis: `cgroup counter pids.events:max = ${counters[descendantPidsKey]} in the container's own cgroup, read while it ran` };
   }
   const signal = signalOfStatus(input.exitCode);
   if (signal) return { reason: 'signal', basis: `exit status ${input.exitCode} = 128 + ${signal}`, signal };

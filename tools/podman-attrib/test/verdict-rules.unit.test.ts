@@ -92,6 +92,8 @@ t.test('a /dev/kmsg record parses into seq, usec and the first line of the messa
     message: 'cgroup: fork rejected by pids controller in /a/b',
   });
   t.equal(parseKmsgRecord('garbage'), undefined);
+  // /dev/kmsg's own escape of a backslash, as a slice path brings one (measured in the VM tier's guest)
+  t.equal(parseKmsgRecord('6,9,1,-;cgroup: fork rejected by pids controller in /agent_sandbox.slice/agent_sandbox-a\\x5cx2db.slice/libpod-x.scope\n')?.message, 'cgroup: fork rejected by pids controller in /agent_sandbox.slice/agent_sandbox-a\\x2db.slice/libpod-x.scope');
 });
 
 t.test('128+n names the signal; other statuses name none', async (t) => {

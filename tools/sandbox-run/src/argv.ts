@@ -2,7 +2,7 @@
  * Plan + host facts -> the exact podman argv. Pure: no fs, no processes, so
  * `--dry-run`, the tests and a k3s translation all see the same flags.
  */
-import type { CgroupMode } from '@agent-sandbox/shared';
+import type { CgroupManager, CgroupMode } from '@agent-sandbox/shared';
 import type { RunPlan } from '@agent-sandbox/shared/schemas/sandbox-run';
 import { memoryBytes, resolvePlan, type ResolvedPlan } from './plan.js';
 
@@ -11,6 +11,8 @@ export interface RunFacts {
   /** The podman executable. */
   podman: string;
   cgroupMode: CgroupMode;
+  /** systemd: podman is told so (--cgroup-manager=systemd) and the parent must be a slice; default cgroupfs. */
+  cgroupManager?: CgroupManager;
   /** The OCI runtime to name with --runtime (runc on cgroup v1/hybrid); undefined: podman's default. */
   runtime: string | undefined;
   /** True when the caller is not root: podman runs rootless and gets --userns=keep-id. */
@@ -32,7 +34,12 @@ function mountArg(m: ResolvedPlan['mounts'][number]): string {
 
 /** The podman argv for a plan on a host described by `facts` (argv[0] is the podman executable). */
 export function buildRunArgv(plan: RunPlan | ResolvedPlan, facts: RunFacts): string[] {
-  return [facts.podman, ...(facts.runtime ? ['--runtime', facts.runtime] : []), ...buildRunArgs(plan, facts)];
+  return [
+    facts.podman,
+    ...(facts.runtime ? ['--runtime', facts.runtime] : []),
+    ...(facts.cgroupManager === 'systemd' ? ['--cgroup-manager=systemd'] : []),
+    ...buildRunArgs(plan, facts),
+  ];
 }
 
 /** The same argv from the subcommand on (`run ...`): what runPodman takes (it adds the global args itself). */

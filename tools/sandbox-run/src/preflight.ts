@@ -6,7 +6,7 @@
  * (82). Host capability comes before content, so a host that cannot contain
  * anything says so first.
  */
-import { ToolError, ociRuntime, procStatusField, type CgroupMode } from '@agent-sandbox/shared';
+import { ToolError, cgroupManager, ociRuntime, procStatusField, runtimePaths, type CgroupMode } from '@agent-sandbox/shared';
 import { podmanBinary, runPodman } from '@agent-sandbox/shared/podman';
 import type { RunPlan } from '@agent-sandbox/shared/schemas/sandbox-run';
 import type { RunFacts } from './argv.js';
@@ -101,12 +101,6 @@ export function checkLimitsEnforceable(probe: HostProbe, mode: CgroupMode, rootl
   else checkV1(probe);
 }
 
-/** Where podman looks for each runtime (containers.conf defaults); podman does not search PATH for them. */
-export const runtimePaths: Record<'runc' | 'crun', string[]> = {
-  runc: ['/usr/bin/runc', '/usr/sbin/runc', '/usr/local/bin/runc', '/usr/local/sbin/runc', '/sbin/runc', '/bin/runc', '/usr/lib/cri-o-runc/sbin/runc', '/run/current-system/sw/bin/runc'],
-  crun: ['/usr/bin/crun', '/usr/sbin/crun', '/usr/local/bin/crun', '/usr/local/sbin/crun', '/sbin/crun', '/bin/crun', '/run/current-system/sw/bin/crun'],
-};
-
 function hasRuntime(probe: HostProbe, name: 'runc' | 'crun'): boolean {
   return runtimePaths[name].some((file) => probe.isExecutable(file));
 }
@@ -133,7 +127,7 @@ export function checkRuntime(probe: HostProbe, mode: CgroupMode, rootless: boole
       'containers cannot be started: NoNewPrivs is 1, so rootless podman cannot run the setuid newuidmap; re-run through `nnp-probe exec` (systemd-run --user handoff)',
     );
   }
-  return { podman: podmanBinary, runtime: ociRuntime(mode) };
+  return { podman: podmanBinary, runtime: ociRuntime(mode, (file) => probe.isExecutable(file)) };
 }
 
 /** --ulimit values: at most the ceiling and never above the caller's hard limits (raising needs CAP_SYS_RESOURCE). */
@@ -187,7 +181,7 @@ export async function hostPreflight(image: string, deps: PreflightDeps = {}): Pr
   const seccompProfile = checkSeccompProfile(probe, deps.seccompProfile);
   const ulimits = ulimitsFor(probe);
   if (deps.checkImage !== false) await checkImage(image, probe, deps.imageExists ?? podmanImageExists);
-  return { podman, cgroupMode: mode, runtime, rootless, ulimits, seccompProfile };
+  return { podman, cgroupMode: mode, cgroupManager: cgroupManager(probe.readFile('/proc/1/comm')), runtime, rootless, ulimits, seccompProfile };
 }
 
 /**

@@ -89,7 +89,15 @@ t.test('a rootless caller gets --userns=keep-id; a rootful one does not', async 
   const plan = { image: busybox, sessionId: 'r1', limits: defaultLimits };
   t.ok(buildRunArgv(plan, { ...rootfulV1, cgroupMode: 'v2', runtime: undefined, rootless: true }).includes('--userns=keep-id'));
   t.notOk(buildRunArgv(plan, rootfulV1).some((a) => a.startsWith('--userns')));
-  t.notOk(buildRunArgv(plan, { ...rootfulV1, cgroupMode: 'v2', runtime: undefined }).includes('--runtime'), 'cgroup v2 uses podman\'s default runtime');
+  t.notOk(buildRunArgv(plan, { ...rootfulV1, cgroupMode: 'v2', runtime: undefined }).includes('--runtime'), 'no runtime named: none is passed');
+});
+
+t.test('on a systemd host podman is told its cgroup manager and the runtime, before the subcommand; on cgroupfs neither flag', async (t) => {
+  const plan = { image: busybox, sessionId: 'sd', limits: defaultLimits, cgroupParent: 'agent_sandbox-s\\x2dd.slice' };
+  const argv = buildRunArgv(plan, { ...rootfulV1, cgroupMode: 'v2', runtime: 'crun', cgroupManager: 'systemd' });
+  t.same(argv.slice(0, 5), ['podman', '--runtime', 'crun', '--cgroup-manager=systemd', 'run']);
+  t.ok(argv.includes('--cgroup-parent=agent_sandbox-s\\x2dd.slice'), 'a slice with systemd\'s \\x2d escape is accepted');
+  t.notOk(buildRunArgv(plan, { ...rootfulV1, cgroupManager: 'cgroupfs' }).some((a) => a.startsWith('--cgroup-manager')));
 });
 
 t.test('the default limits are the ones measured from real agent sessions (README: rule and figures)', async (t) => {

@@ -18,6 +18,8 @@ const without = (key: string) => Object.fromEntries(Object.entries(limits).filte
 
 const rows: Row[] = [
   { claim: 'an unknown top-level field', input: { ...good, privileged: true }, field: 'input.privileged', code: 'unknown-field' },
+  { claim: 'a slice parent with a backslash that is not a \\xNN escape', input: { ...good, cgroupParent: 'a\\b.slice' }, field: 'input.cgroupParent', code: 'invalid-field' },
+  { claim: 'a relative cgroup parent that is not a slice', input: { ...good, cgroupParent: 'agent-sandbox/x' }, field: 'input.cgroupParent', code: 'invalid-field' },
   { claim: 'an unknown limits field', input: withLimits({ swappiness: 0 }), field: 'input.limits.swappiness', code: 'unknown-field' },
   { claim: 'an unknown mount field', input: { ...good, mounts: [{ source: '/tmp', destination: '/w', readOnly: false, options: 'rbind' }] }, field: 'input.mounts[0].options', code: 'unknown-field' },
   { claim: 'a relative mount source', input: { ...good, mounts: [{ source: 'tmp', destination: '/w', readOnly: false }] }, field: 'input.mounts[0].source', code: 'invalid-field' },

@@ -8,7 +8,7 @@ import { appendFile, readFile, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { runBin, tempDir, repoRoot, binPath } from '@agent-sandbox/testkit';
-import { cgroupMode } from '@agent-sandbox/shared';
+import { cgroupManager, cgroupMode } from '@agent-sandbox/shared';
 import { preflight, realHostProbe, seccompProfilePath, type HostProbe } from '../dist/index.js';
 
 const busybox = 'localhost/agent-sandbox-busybox:latest';
@@ -72,8 +72,7 @@ t.test('a podman put first on PATH is never the one that runs', async (t) => {
 });
 
 // ---- the real rootless refusal: a throwaway user with subordinate ids ----
-t.test('rootless podman on this cgroup v1 host is refused with 88 before podman runs (a real user)', needs({ root: true }), async (t) => {
-  t.not(cgroupMode(), 'v2', 'this proof is about cgroup v1/hybrid');
+t.test('rootless podman on this cgroup v1 host is refused with 88 before podman runs (a real user)', needs({ root: true, cgroup: 'v1' }), async (t) => {
   const user = `astest-rl-${randomBytes(3).toString('hex')}`;
   const subLine = `${user}:${400000 + Math.floor(Math.random() * 100) * 65536}:65536\n`;
   await execa('useradd', ['--create-home', '--shell', '/bin/sh', user]);
@@ -167,10 +166,11 @@ for (const row of hostRows) {
 }
 t.test('every described host ran', async (t) => t.equal(hostRan, hostRows.length));
 
-t.test('this host (rootful, cgroup v1 hybrid, runc) passes the preflight with the real probe', async (t) => {
+t.test('this host passes the preflight with the real probe, naming the runtime it supports (runc on v1, crun on v2)', async (t) => {
   const facts = await preflight({ image: busybox, sessionId: 'real', limits });
-  t.equal(facts.runtime, cgroupMode() === 'v2' ? undefined : 'runc');
-  t.equal(facts.rootless, false);
+  t.equal(facts.runtime, cgroupMode() === 'v2' ? 'crun' : 'runc');
+  t.equal(facts.cgroupManager, cgroupManager());
+  t.equal(facts.rootless, process.getuid?.() !== 0);
   t.ok(facts.ulimits.nofile <= 4096 && facts.ulimits.nproc <= 4096);
 });
 

@@ -44,7 +44,8 @@ export const CgroupEvidence = Closed({
   parent: Type.String({ description: 'the caller-owned parent cgroup, relative to the hierarchy root' }),
   error: Type.Optional(Type.String()),
   counters: Type.Record(Type.String(), Type.Number(), {
-    description: 'raw counters of the parent as "<file>" or "<file>:<key>", plus "conmon/<file>" for podman\'s conmon child',
+    description:
+      'raw counters of the parent as "<file>" or "<file>:<key>", plus "conmon/<file>" for podman\'s conmon child and "descendants/pids.events:max" (the container\'s own cgroup, read while it ran: the kernel counts a rejected fork only there)',
   }),
   sampled: Type.Optional(Peak),
 });

@@ -25,7 +25,10 @@ export const RunPlan = Closed(
     sessionId: Type.String({ pattern: namePattern, description: 'the session; the default container name is agent-sandbox-<sessionId>' }),
     name: Type.Optional(Type.String({ pattern: namePattern, description: 'container name (default agent-sandbox-<sessionId>)' })),
     cgroupParent: Type.Optional(
-      Type.String({ pattern: '^(/[A-Za-z0-9_.@:-]+)+$|^[A-Za-z0-9_.@:-]+\\.slice$', description: '--cgroup-parent (a caller-owned cgroup path)' }),
+      Type.String({
+        pattern: '^(/[A-Za-z0-9_.@:-]+)+$|^([A-Za-z0-9_.@:-]|\\\\x[0-9a-f]{2})+\\.slice$',
+        description: '--cgroup-parent: a caller-owned cgroup path (cgroupfs manager) or a slice (systemd manager; \\xNN escapes as systemd writes them, e.g. \\x2d for a dash that must not nest)',
+      }),
     ),
     cidfile: Type.Optional(
       Type.String({ pattern: '^/[^,\\s]*$', description: "--cidfile: where podman writes the container's id (must not exist yet); attribution tells this container's kernel-log records by it" }),

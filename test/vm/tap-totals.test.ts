@@ -1,0 +1,63 @@
+// vm/suite.mjs counts the real tap runner's TAP per user and fails the tier on any failure, on a
+// listed file that did not run, on a cut-short stream and when nothing passed: a VM run can
+// never look green by producing nothing.
+import t from 'tap';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { execa } from 'execa';
+import { repoRoot, tempDir } from '@agent-sandbox/testkit';
+
+const suite = path.join(repoRoot, 'vm', 'suite.mjs');
+const tap = path.join(repoRoot, 'node_modules', '.bin', 'tap');
+
+/** The real tap runner's TAP for the fixture files, as the guest writes it. */
+async function runTap(files: string[]): Promise<{ tap: string; status: number }> {
+  const out = await execa(tap, ['--reporter=tap', '--no-color', '--disable-coverage', '--allow-incomplete-coverage', ...files], { cwd: repoRoot, reject: false, env: { ...process.env, TAP: '0' } });
+  return { tap: String(out.stdout), status: out.exitCode ?? 1 };
+}
+
+async function totals(t: Parameters<typeof tempDir>[0], root: { tap?: string; status?: number; list: string[] }) {
+  const dir = await tempDir(t, 'astest-vm-totals-');
+  await mkdir(`${dir}/out`);
+  await mkdir(`${dir}/suite`);
+  await writeFile(`${dir}/suite/root.list`, root.list.map((f) => `${f}\n`).join(''));
+  await writeFile(`${dir}/suite/user.list`, '');
+  if (root.tap !== undefined) await writeFile(`${dir}/out/root.tap`, root.tap);
+  if (root.status !== undefined) await writeFile(`${dir}/out/root.status`, `${root.status}\n`);
+  return execa('node', [suite, 'totals', `${dir}/out`, `${dir}/suite`], { reject: false });
+}
+
+// Repo-relative, as the guest runs its lists from the checkout's root.
+const pass = 'test/vm/fixtures/passes.fixture.mjs';
+const fail = 'test/vm/fixtures/fails.fixture.mjs';
+
+t.test('a passing file: its leaves are counted (a subtest\'s own point is not), the skip as a skip, exit 0', async (t) => {
+  const run = await runTap([pass]);
+  const out = await totals(t, { ...run, list: [pass] });
+  t.equal(out.exitCode, 0, out.stdout + out.stderr);
+  t.match(out.stdout, /root: 1\/1 test files \(1 passed, 0 failed, 0 skipped\); assertions: 2 pass, 0 fail, 1 skip, 0 todo; tap exit 0/);
+});
+
+t.test('a failing assertion fails the tier and is counted', async (t) => {
+  const run = await runTap([pass, fail]);
+  const out = await totals(t, { ...run, list: [pass, fail] });
+  t.equal(out.exitCode, 1);
+  t.match(out.stdout, /2\/2 test files \(1 passed, 1 failed, 0 skipped\); assertions: 3 pass, 1 fail/);
+  t.match(out.stdout, /FAILED \(failures; tap exited 1\)/);
+});
+
+t.test('a listed file that never ran fails the tier, even when what ran passed', async (t) => {
+  const run = await runTap([pass]);
+  const out = await totals(t, { ...run, list: [pass, 'test/vm/fixtures/missing.fixture.mjs'] });
+  t.equal(out.exitCode, 1);
+  t.match(out.stdout, /did not run: test\/vm\/fixtures\/missing\.fixture\.mjs/);
+});
+
+t.test('no TAP, an empty one, or one with no passing assertion fails the tier', async (t) => {
+  const missing = await totals(t, { list: [pass] });
+  t.equal(missing.exitCode, 1);
+  t.match(missing.stdout, /no TAP came back/);
+  const empty = await totals(t, { tap: '', status: 0, list: [pass] });
+  t.equal(empty.exitCode, 1);
+  t.match(empty.stdout, /no assertion passed/);
+});

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Runs inside the VM tier's guest, as root, at boot (agent-sandbox-vm.service, after
+# multi-user.target); the guest powers off when it returns. Reads everything from the payload
+# disk that vm/run.sh made for this run and writes the results back to it (/mnt/payload/out):
+#   facts.txt              what this guest is (kernel, systemd, podman, crun, cgroups)
+#   root.tap, user.tap     the tap runner's TAP output of the listed files, as root and as dev
+#   *.status, *.stderr     the runners' exit statuses and their stderr
+#   exec.log, exec.status  a developer's `vm/run.sh --exec FILE` instead of the suite
+#   journal.txt            the whole boot's journal, for debugging
+# Lines starting with "asvm:" go to the serial console: the host prints them as progress.
+set -uo pipefail
+
+P=/mnt/payload
+out=$P/out
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+say() { printf 'asvm: %s\n' "$*"; }
+finish() { journalctl -b --no-pager >"$out/journal.txt" 2>&1 || true; sync; }
+trap finish EXIT
+
+# The host's node binary (the suite's node) on every user's PATH.
+ln -sf "$P/bin/node" /usr/local/bin/node
+
+# as_dev CMD... : CMD as uid 1000 inside dev's own systemd user manager (user@1000.service):
+# its delegated cgroup, its XDG_RUNTIME_DIR and session bus, as a user's own services get them.
+as_dev() {
+  systemd-run --user --machine=dev@ --wait --pipe --quiet --collect \
+    --working-directory="$P/checkout-user" -- "$@"
+}
+
+facts() {
+  echo "kernel: $(uname -r)"
+  echo "systemd: $(systemctl --version | head -n 1)"
+  echo "podman: $(podman --version)"
+  echo "crun: $(crun --version | head -n 1)"
+  echo "runc: $(runc --version | head -n 1)"
+  echo "conmon: $(conmon --version | head -n 1)"
+  echo "cgroup fs: $(stat -fc %T /sys/fs/cgroup)"
+  echo "cgroup controllers (root): $(cat /sys/fs/cgroup/cgroup.controllers)"
+  echo "cgroup controllers (user@1000.service): $(cat /sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/cgroup.controllers 2>&1)"
+  echo "podman rootful: $(podman info --format '{{.Host.CgroupManager}} {{.Host.CgroupsVersion}} {{.Host.OCIRuntime.Name}} {{.Store.GraphDriverName}}' 2>&1)"
+  echo "podman rootless: $(as_dev podman info --format '{{.Host.CgroupManager}} {{.Host.CgroupsVersion}} {{.Host.OCIRuntime.Name}} {{.Store.GraphDriverName}}' 2>&1)"
+  echo "dmesg_restrict: $(cat /proc/sys/kernel/dmesg_restrict)"
+}
+
+# run_suite NAME RUNNER... : the tap runner over the NAME list, TAP to out/NAME.tap; each
+# file and each of its tests is echoed to the console as it ends. Under CPU emulation a file
+# takes 10-20 times as long as on the host, so tap's per-file timeout (600 s in package.json)
+# is raised; the host's timeout still bounds the whole guest.
+run_suite() {
+  local name=$1 start=$SECONDS status file
+  shift
+  mapfile -t files <"$P/suite/$name.list"
+  say "$name: ${#files[@]} test files"
+  "$@" env TS_NODE_PROJECT="$P/checkout-$name/tsconfig.test.json" \
+    node_modules/.bin/tap --reporter=tap --no-color --jobs=1 --timeout=1800 "${files[@]}" \
+    2>"$out/$name.stderr" | tee "$out/$name.tap" |
+    while IFS= read -r line; do
+      # Each file as it starts and ends, each of its top-level tests as it ends.
+      case $line in
+        "# Subtest: "*) file=${line#\# Subtest: }; say "$name: $file" ;;
+        "ok "* | "not ok "*) say "$name: $line" ;;
+        "    ok "* | "    not ok "*) say "$name:   ${line#    }" ;;
+      esac
+    done
+  status=${PIPESTATUS[0]}
+  echo "$status" >"$out/$name.status"
+  say "$name: tap exited $status after $((SECONDS - start)) s"
+}
+
+# The image stores vm/payload.sh made on the host, where each user's podman looks for them.
+mount_stores() {
+  local user_store=/home/dev/.local/share/containers/storage
+  mkdir -p /var/lib/containers/storage
+  mount --bind "$P/storage/root" /var/lib/containers/storage
+  runuser -u dev -- mkdir -p "$user_store"
+  mount --bind "$P/storage/user" "$user_store"
+}
+
+say "guest up after $(cut -d' ' -f1 /proc/uptime) s"
+mount_stores
+facts >"$out/facts.txt" 2>&1
+
+# A developer's script instead of the suite (vm/run.sh --exec FILE): nothing loaded for it.
+if [ -f "$P/guest/exec.sh" ]; then
+  say "running the --exec script as root"
+  bash "$P/guest/exec.sh" >"$out/exec.log" 2>&1
+  echo $? >"$out/exec.status"
+  exit 0
+fi
+
+# Root's list and uid 1000's at the same time: each runner waits on its processes most of the
+# time; two streams keep the guest's two CPUs busy, one leaves one idle.
+[ ! -s "$P/suite/root.list" ] || (cd "$P/checkout-root" && run_suite root) &
+[ ! -s "$P/suite/user.list" ] || run_suite user as_dev &
+wait
+say "done after $(cut -d' ' -f1 /proc/uptime) s"

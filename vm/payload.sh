@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Assemble one run's payload directory for the VM tier (vm/run.sh makes a disk of it):
+#   guest/               vm/guest/run-in-guest.sh (+ exec.sh for --exec)
+#   suite/               root.list, user.list (from vm/suite.txt)
+#   bin/node             the host's node binary (node 20 runs in the guest as it is)
+#   checkout-root/       the built checkout (dist/, node_modules), owned by root
+#   checkout-user/       the same, owned by uid 1000 (tap writes .tap/ into the tree it runs from)
+#   storage/root/        root's podman storage with the images, made here with the host's podman
+#   storage/user/        uid 1000's podman storage, made the way rootless podman makes it
+#   out/                 where the guest writes its results (out/user is uid 1000's)
+# Loading the images in the guest costs minutes under TCG (measured: 111-204 s for 263 MB);
+# the same podman version (4.3.1 on both) makes each store natively in seconds.
+#
+# usage: payload.sh DIR [EXEC_FILE]   env: AGENT_SANDBOX_VM_IMAGES (space-separated),
+# AGENT_SANDBOX_VM_SUITE (another list in suite.txt's form)
+# shellcheck source-path=SCRIPTDIR/..
+set -euo pipefail
+
+AS_PROG=vm
+here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd -- "$here/.." && pwd)
+# shellcheck source=image/lib.sh
+. "$here/../image/lib.sh"
+
+pay=${1:?usage: payload.sh DIR [EXEC_FILE]}
+exec_file=${2:-}
+read -r -a images <<<"${AGENT_SANDBOX_VM_IMAGES:-localhost/agent-sandbox:latest localhost/agent-sandbox-busybox:latest}"
+
+mkdir -p "$pay/bin" "$pay/guest" "$pay/suite" "$pay/out/user" "$pay/storage"
+node "$here/suite.mjs" lists "${AGENT_SANDBOX_VM_SUITE:-$here/suite.txt}" "$repo" "$pay/suite"
+cp "$here/guest/run-in-guest.sh" "$pay/guest/"
+[ -z "$exec_file" ] || cp "$exec_file" "$pay/guest/exec.sh"
+cp "$(command -v node)" "$pay/bin/node"
+
+# The checkout as built. pnpm's node_modules symlinks are relative and stay valid in a copy.
+mkdir -p "$pay/checkout-root"
+tar -C "$repo" --exclude=./.git --exclude=./.tap --exclude=./image/build --exclude=./tmp -cf - . |
+  tar -C "$pay/checkout-root" -xf -
+cp -a "$pay/checkout-root" "$pay/checkout-user"
+chown -R 1000:1000 "$pay/checkout-user" "$pay/out/user"
+
+# The images, saved once, loaded into each store.
+scratch=$(mktemp -d "${TMPDIR:-/var/tmp}/agent-sandbox-vm-store.XXXXXX")
+trap 'rm -rf --one-file-system -- "$scratch"' EXIT
+# uid 1000's podman (user-store.sh) must reach its store and the archive through these.
+chmod 0711 "$pay" "$pay/storage" "$scratch"
+podman save --quiet --multi-image-archive --format docker-archive -o "$scratch/images.tar" "${images[@]}" ||
+  as_die "podman save of ${images[*]} failed: build them first (bash image/build-all.sh)"
+chmod 0644 "$scratch/images.tar"
+
+# store_clean DIR : drop what ties a store to the podman that made it: libpod's database
+# (it records the graph root it was made under), the network backend choice and the quota
+# device node of the host's filesystem. The guest's podman makes its own at first use.
+store_clean() {
+  rm -rf "$1/libpod" "$1/tmp" "$1/defaultNetworkBackend" "$1/overlay/backingFsBlockDev"
+}
+
+podman --root "$pay/storage/root" --runroot "$scratch/run-root" --tmpdir "$scratch/tmp-root" \
+  load --quiet --input "$scratch/images.tar" >/dev/null || as_die "podman load into root's store failed"
+store_clean "$pay/storage/root"
+
+bash "$here/user-store.sh" "$scratch/images.tar" "$pay/storage/user"
+store_clean "$pay/storage/user"
