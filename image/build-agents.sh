@@ -18,7 +18,9 @@ IMAGE=${AGENT_SANDBOX_AGENTS_IMAGE:-localhost/agent-sandbox-agents:latest}
 BASE=${AGENT_SANDBOX_IMAGE:-localhost/agent-sandbox:latest}
 agents=$here/agents
 
-as_need podman npm mktemp
+# npm only when there is something to build: an up-to-date image (the VM tier's guest carries
+# one in, and has no npm) is checked with podman alone.
+as_need podman mktemp
 as_need_root
 podman image exists "$BASE" || as_die "$BASE is missing: run image/build-all.sh first"
 
@@ -27,6 +29,7 @@ if [ "$(as_image_label "$IMAGE")" = "$inputs" ]; then
   as_cached "$IMAGE is up to date (cached)"
   exit 0
 fi
+as_need npm
 as_lock agents-image
 
 codex_dir=$agents/node_modules/codex-linux-x64/vendor/x86_64-unknown-linux-musl

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # After the suite: nothing a test made may be left behind. Lists leftover containers, pods,
-# network namespaces and per-session cgroups, and fails when there are any.
+# network namespaces and per-session cgroups, and fails when there are any. Runs as root here
+# and in the VM tier's guest as root and as uid 1000 (its own podman, slices and records).
 set -uo pipefail
 problems=0
 report() { printf 'leak-check: %s\n' "$*" >&2; problems=$((problems + 1)); }
@@ -16,7 +17,15 @@ for base in /sys/fs/cgroup/*/agent-sandbox; do
   left=$(find "$base" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
   [ -z "$left" ] || report "session cgroups left under $base: $(echo "$left" | tr '\n' ' ')"
 done
-owners=$(find /run/agent-sandbox/owners -mindepth 1 -maxdepth 1 2>/dev/null)
+# systemd hosts (cgroup v2): one slice per session inside agent_sandbox.slice, root's at the
+# top, a rootless user's inside its user manager's tree.
+for base in /sys/fs/cgroup/agent_sandbox.slice /sys/fs/cgroup/user.slice/user-*.slice/user@*.service/agent_sandbox.slice; do
+  [ -d "$base" ] || continue
+  left=$(find "$base" -mindepth 1 -maxdepth 1 -type d -name 'agent_sandbox-*.slice' 2>/dev/null)
+  [ -z "$left" ] || report "session slices left under $base: $(echo "$left" | tr '\n' ' ')"
+done
+if [ "$(id -u)" = 0 ]; then owner_dir=/run/agent-sandbox/owners; else owner_dir=${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/agent-sandbox/owners; fi
+owners=$(find "$owner_dir" -mindepth 1 -maxdepth 1 2>/dev/null)
 [ -z "$owners" ] || report "session owner records left: $(echo "$owners" | tr '\n' ' ')"
 # A session's sentinel (tools/agent-sandbox/src/sentinel.ts) outlives nothing but its launcher.
 # shellcheck disable=SC2016 # the pattern is the literal script, $line included

@@ -11,8 +11,9 @@
 # Loading the images in the guest costs minutes under TCG (measured: 111-204 s for 263 MB);
 # the same podman version (4.3.1 on both) makes each store natively in seconds.
 #
-# usage: payload.sh DIR [EXEC_FILE]   env: AGENT_SANDBOX_VM_IMAGES (space-separated),
-# AGENT_SANDBOX_VM_SUITE (another list in suite.txt's form)
+# usage: payload.sh DIR [EXEC_FILE]   env: AGENT_SANDBOX_VM_IMAGES (space-separated, both
+# stores), AGENT_SANDBOX_VM_ROOT_IMAGES (root's store only: the agents image, 963 MB, which
+# only root's real-agent session uses), AGENT_SANDBOX_VM_SUITE (another list in suite.txt's form)
 # shellcheck source-path=SCRIPTDIR/..
 set -euo pipefail
 
@@ -25,6 +26,7 @@ repo=$(cd -- "$here/.." && pwd)
 pay=${1:?usage: payload.sh DIR [EXEC_FILE]}
 exec_file=${2:-}
 read -r -a images <<<"${AGENT_SANDBOX_VM_IMAGES:-localhost/agent-sandbox:latest localhost/agent-sandbox-busybox:latest}"
+read -r -a root_images <<<"${AGENT_SANDBOX_VM_ROOT_IMAGES-localhost/agent-sandbox-agents:latest}"
 
 mkdir -p "$pay/bin" "$pay/guest" "$pay/suite" "$pay/out/user" "$pay/storage"
 node "$here/suite.mjs" lists "${AGENT_SANDBOX_VM_SUITE:-$here/suite.txt}" "$repo" "$pay/suite"
@@ -57,6 +59,14 @@ store_clean() {
 
 podman --root "$pay/storage/root" --runroot "$scratch/run-root" --tmpdir "$scratch/tmp-root" \
   load --quiet --input "$scratch/images.tar" >/dev/null || as_die "podman load into root's store failed"
+if [ "${#root_images[@]}" -gt 0 ]; then
+  # Layers it shares with the images above are stored once.
+  podman save --quiet --multi-image-archive --format docker-archive -o "$scratch/root-images.tar" "${root_images[@]}" ||
+    as_die "podman save of ${root_images[*]} failed: build them first (bash image/build-agents.sh)"
+  podman --root "$pay/storage/root" --runroot "$scratch/run-root" --tmpdir "$scratch/tmp-root" \
+    load --quiet --input "$scratch/root-images.tar" >/dev/null || as_die "podman load of ${root_images[*]} into root's store failed"
+  rm -f "$scratch/root-images.tar"
+fi
 store_clean "$pay/storage/root"
 
 bash "$here/user-store.sh" "$scratch/images.tar" "$pay/storage/user"

@@ -100,6 +100,9 @@ function totals(outDir, listDir) {
     if (c.asserts.pass === 0) problems.push('no assertion passed');
     if (c.bailout) problems.push('bailed out');
     if (status !== '0') problems.push(`tap exited ${status}`);
+    const leakFile = path.join(outDir, `leak-${who}.status`);
+    const leak = existsSync(leakFile) ? readFileSync(leakFile, 'utf8').trim() : 'missing';
+    if (leak !== '0') problems.push(`the leak check ${leak === 'missing' ? 'did not run' : `found leftovers (${path.join(outDir, `leak-${who}.log`)})`}`);
     if (problems.length > 0) {
       console.log(`vm: ${label}: FAILED (${problems.join('; ')}); see ${tapFile}`);
       bad += 1;

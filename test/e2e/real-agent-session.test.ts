@@ -19,10 +19,15 @@ const rows: { runtime: RealRuntime; version: RegExp; api: string }[] = [
   { runtime: 'codex', version: /^codex-cli 0\.171\.0/, api: 'responses' },
   { runtime: 'claude', version: /^2\.1\.197 \(Claude Code\)/, api: 'messages' },
 ];
+// The VM tier's guest runs one real CLI (AGENT_SANDBOX_REAL_RUNTIMES=codex): under CPU emulation
+// each real session costs minutes. Unset, every row runs.
+const chosen = process.env['AGENT_SANDBOX_REAL_RUNTIMES']?.split(',').filter(Boolean);
+const chosenRows = rows.filter((r) => !chosen || chosen.includes(r.runtime));
 let ran = 0;
 
 for (const row of rows) {
-  t.test(`${row.runtime}: the real CLI edits, tests and commits in the contained workspace, presenting the staged credential`, async (t) => {
+  const skip = chosenRows.includes(row) ? false : `AGENT_SANDBOX_REAL_RUNTIMES=${chosen?.join(',')} leaves ${row.runtime} out`;
+  t.test(`${row.runtime}: the real CLI edits, tests and commits in the contained workspace, presenting the staged credential`, { skip }, async (t) => {
     const s = await realSession(t, { runtime: row.runtime, label: row.runtime });
 
     // The binary is real: it answers --version inside the same image, through the launcher.
@@ -34,7 +39,13 @@ for (const row of rows) {
     const running = s.run(['run', ...s.launcherFlags, ...measuredLimitFlags, '--', ...agentArgs(row.runtime)]);
     // While the session runs: the container's whole configuration, as podman reports it.
     let inspect = '';
-    for (let i = 0; i < 100 && inspect === ''; i++) {
+    let ended = false;
+    running.then(
+      () => (ended = true),
+      () => (ended = true),
+    );
+    // Until podman has the container (a loaded or emulated host starts it late) or the run ended.
+    while (inspect === '' && !ended) {
       const r = await runPodman(['container', 'inspect', `agent-sandbox-${s.id}`], { expect: 'any' });
       if (r.exitCode === 0) inspect = r.stdout;
       else await new Promise((resolve) => setTimeout(resolve, 50));
@@ -103,5 +114,5 @@ for (const row of rows) {
 }
 
 t.test('every runtime row ran', async (t) => {
-  t.equal(ran, rows.length, `${ran} of ${rows.length} real-agent rows completed`);
+  t.equal(ran, chosenRows.length, `${ran} of ${chosenRows.length} real-agent rows completed`);
 });

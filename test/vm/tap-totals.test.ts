@@ -16,7 +16,7 @@ async function runTap(files: string[]): Promise<{ tap: string; status: number }>
   return { tap: String(out.stdout), status: out.exitCode ?? 1 };
 }
 
-async function totals(t: Parameters<typeof tempDir>[0], root: { tap?: string; status?: number; list: string[] }) {
+async function totals(t: Parameters<typeof tempDir>[0], root: { tap?: string; status?: number; list: string[]; leak?: number | null }) {
   const dir = await tempDir(t, 'astest-vm-totals-');
   await mkdir(`${dir}/out`);
   await mkdir(`${dir}/suite`);
@@ -24,6 +24,8 @@ async function totals(t: Parameters<typeof tempDir>[0], root: { tap?: string; st
   await writeFile(`${dir}/suite/user.list`, '');
   if (root.tap !== undefined) await writeFile(`${dir}/out/root.tap`, root.tap);
   if (root.status !== undefined) await writeFile(`${dir}/out/root.status`, `${root.status}\n`);
+  // The leak check after the suite: clean (0) unless a test says otherwise; null: it never ran.
+  if (root.leak !== null) await writeFile(`${dir}/out/leak-root.status`, `${root.leak ?? 0}\n`);
   return execa('node', [suite, 'totals', `${dir}/out`, `${dir}/suite`], { reject: false });
 }
 
@@ -60,4 +62,14 @@ t.test('no TAP, an empty one, or one with no passing assertion fails the tier', 
   const empty = await totals(t, { tap: '', status: 0, list: [pass] });
   t.equal(empty.exitCode, 1);
   t.match(empty.stdout, /no assertion passed/);
+});
+
+t.test('leftovers after the suite fail the tier, and so does a leak check that never ran', async (t) => {
+  const run = await runTap([pass]);
+  const leaked = await totals(t, { ...run, list: [pass], leak: 1 });
+  t.equal(leaked.exitCode, 1);
+  t.match(leaked.stdout, /FAILED \(the leak check found leftovers/);
+  const unchecked = await totals(t, { ...run, list: [pass], leak: null });
+  t.equal(unchecked.exitCode, 1);
+  t.match(unchecked.stdout, /FAILED \(the leak check did not run\)/);
 });

@@ -5,6 +5,7 @@
 #   facts.txt              what this guest is (kernel, systemd, podman, crun, cgroups)
 #   root.tap, user.tap     the tap runner's TAP output of the listed files, as root and as dev
 #   *.status, *.stderr     the runners' exit statuses and their stderr
+#   leak-*.log, .status    scripts/leak-check.sh after the suite, as root and as dev
 #   exec.log, exec.status  a developer's `vm/run.sh --exec FILE` instead of the suite
 #   journal.txt            the whole boot's journal, for debugging
 # Lines starting with "asvm:" go to the serial console: the host prints them as progress.
@@ -90,7 +91,19 @@ fi
 
 # Root's list and uid 1000's at the same time: each runner waits on its processes most of the
 # time; two streams keep the guest's two CPUs busy, one leaves one idle.
-[ ! -s "$P/suite/root.list" ] || (cd "$P/checkout-root" && run_suite root) &
+# One real CLI (Codex: a native binary) in root's real-agent session: each costs minutes here.
+[ ! -s "$P/suite/root.list" ] || (cd "$P/checkout-root" && AGENT_SANDBOX_REAL_RUNTIMES=codex run_suite root) &
 [ ! -s "$P/suite/user.list" ] || run_suite user as_dev &
 wait
+
+# Nothing left behind, by each user's own view: containers, slices, owner records, sentinels.
+leak_check() {
+  local name=$1
+  shift
+  "$@" bash "$P/checkout-$name/scripts/leak-check.sh" >"$out/leak-$name.log" 2>&1
+  echo $? >"$out/leak-$name.status"
+  say "$name: $(tail -n 1 "$out/leak-$name.log")"
+}
+[ ! -s "$P/suite/root.list" ] || leak_check root
+[ ! -s "$P/suite/user.list" ] || leak_check user as_dev
 say "done after $(cut -d' ' -f1 /proc/uptime) s"

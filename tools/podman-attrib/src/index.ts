@@ -9,3 +9,4 @@ export { readCounters, peakFromCounters, parseKeyed } from './counters.js';
 export { checkSessionId, parentPath, cgroupLayout, createParent, removeParent, removeTree } from './cgroup-tree.js';
 export { ownerDir, recordOwner, sweepStaleParents, type SweepOptions } from './stale-parents.js';
 export { tool } from './cli.js';
+export { sessionParent, type SessionParent } from './session-parent.js';
