@@ -19,6 +19,22 @@ const rows: { runtime: RealRuntime; version: RegExp; api: string }[] = [
   { runtime: 'codex', version: /^codex-cli 0\.171\.0/, api: 'responses' },
   { runtime: 'claude', version: /^2\.1\.197 \(Claude Code\)/, api: 'messages' },
 ];
+/** `podman container inspect` of the session's container, read while it runs ('' if it never showed). */
+async function inspectWhileRunning(name: string, running: Promise<unknown>): Promise<string> {
+  let ended = false;
+  running.then(
+    () => (ended = true),
+    () => (ended = true),
+  );
+  // Until podman has the container (a loaded or emulated host starts it late) or the run ended.
+  while (!ended) {
+    const r = await runPodman(['container', 'inspect', name], { expect: 'any' });
+    if (r.exitCode === 0) return r.stdout;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return '';
+}
+
 // The VM tier's guest runs one real CLI (AGENT_SANDBOX_REAL_RUNTIMES=codex): under CPU emulation
 // each real session costs minutes. Unset, every row runs.
 const chosen = process.env['AGENT_SANDBOX_REAL_RUNTIMES']?.split(',').filter(Boolean);
@@ -38,18 +54,7 @@ for (const row of rows) {
     // Under the defaults derived from the measurements (scripts/measure-agents.mjs).
     const running = s.run(['run', ...s.launcherFlags, ...measuredLimitFlags, '--', ...agentArgs(row.runtime)]);
     // While the session runs: the container's whole configuration, as podman reports it.
-    let inspect = '';
-    let ended = false;
-    running.then(
-      () => (ended = true),
-      () => (ended = true),
-    );
-    // Until podman has the container (a loaded or emulated host starts it late) or the run ended.
-    while (inspect === '' && !ended) {
-      const r = await runPodman(['container', 'inspect', `agent-sandbox-${s.id}`], { expect: 'any' });
-      if (r.exitCode === 0) inspect = r.stdout;
-      else await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const inspect = await inspectWhileRunning(`agent-sandbox-${s.id}`, running);
     const out = await running;
     t.match(inspect, /"Name": "agent-sandbox-/, 'podman inspect was read while the session ran');
     t.equal(out.exitCode, 0, `the agent exited 0\n${out.stderr.slice(-3000)}`);
