@@ -36,7 +36,9 @@ cp "$(command -v node)" "$pay/bin/node"
 
 # The checkout as built. pnpm's node_modules symlinks are relative and stay valid in a copy.
 mkdir -p "$pay/checkout-root"
-tar -C "$repo" --exclude=./.git --exclude=./.tap --exclude=./image/build --exclude=./tmp -cf - . |
+# The agents' npm tree (658 MB) is left out: the guest builds no image, and build-agents.sh
+# checks an image carried in against the lockfile alone.
+tar -C "$repo" --exclude=./.git --exclude=./.tap --exclude=./image/build --exclude=./image/agents/node_modules --exclude=./tmp -cf - . |
   tar -C "$pay/checkout-root" -xf -
 cp -a "$pay/checkout-root" "$pay/checkout-user"
 chown -R 1000:1000 "$pay/checkout-user" "$pay/out/user"

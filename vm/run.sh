@@ -8,7 +8,7 @@
 #   bash vm/run.sh --exec FILE  boot, run FILE as root in the guest instead, print its output
 #
 # See vm/README.md for timings, the cache, and how to debug with the serial log.
-# Env: AGENT_SANDBOX_VM_TIMEOUT (seconds qemu may run, default 1080), AGENT_SANDBOX_VM_CACHE,
+# Env: AGENT_SANDBOX_VM_TIMEOUT (seconds qemu may run, default 2100), AGENT_SANDBOX_VM_CACHE,
 # AGENT_SANDBOX_VM_LOGS (where the last run's logs stay), AGENT_SANDBOX_VM_IMAGES (the podman
 # images carried in, space-separated), AGENT_SANDBOX_VM_MEMORY (MiB, default 4096).
 # shellcheck source-path=SCRIPTDIR/..
@@ -27,7 +27,7 @@ case ${1:-} in
   *) as_die "usage: bash vm/run.sh [--exec FILE]" ;;
 esac
 
-timeout_s=${AGENT_SANDBOX_VM_TIMEOUT:-1080}
+timeout_s=${AGENT_SANDBOX_VM_TIMEOUT:-2100}
 cache=${AGENT_SANDBOX_VM_CACHE:-/var/cache/agent-sandbox-vm}
 logs=${AGENT_SANDBOX_VM_LOGS:-$cache/last-run}
 read -r -a images <<<"${AGENT_SANDBOX_VM_IMAGES:-localhost/agent-sandbox:latest localhost/agent-sandbox-busybox:latest}"
@@ -57,7 +57,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # --- the payload disk: this run's checkout, node, image stores, lists; the guest writes out/ --
-as_log "assembling the payload disk (checkout, node, image stores of ${images[*]})"
+as_log "assembling the payload disk (checkout, node, image stores of ${images[*]}; root also ${AGENT_SANDBOX_VM_ROOT_IMAGES-localhost/agent-sandbox-agents:latest})"
 step=$SECONDS
 bash "$here/payload.sh" "$work/payload" "$exec_file"
 cp -r "$work/payload/suite" "$work/suite"
@@ -111,6 +111,9 @@ as_log "guest powered off after $((SECONDS - boot)) s (qemu exit $qemu_status)"
 rm -rf "$logs"
 mkdir -p "$logs"
 cp "$serial" "$work/qemu.log" "$logs/"
+# A guest killed at the timeout never unmounted the disk: what it wrote since the last journal
+# commit (ext4: every 5 s) is only in the journal, which debugfs does not read. Replay it first.
+e2fsck -p -E journal_only "$work/payload.img" >"$work/e2fsck.log" 2>&1 || true
 debugfs -R "rdump /out $logs" "$work/payload.img" >/dev/null 2>"$work/debugfs.log" ||
   as_die "debugfs could not read the results back: $(cat "$work/debugfs.log")"
 as_log "logs of this run: $logs (serial.log, out/: TAP, stderr, facts, journal)"

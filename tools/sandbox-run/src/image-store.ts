@@ -29,13 +29,19 @@ function storageConf(probe: HostProbe): string | undefined {
   return probe.readFile('/etc/containers/storage.conf') ?? probe.readFile('/usr/share/containers/storage.conf');
 }
 
-/** Podman's graph root for this caller (rootful: /var/lib/containers/storage by default). */
+/**
+ * Podman's graph root for this caller (rootful: /var/lib/containers/storage by default). A
+ * rootless podman takes `graphroot` only from the user's own storage.conf: the system file's
+ * graphroot is root's (Debian's containers-storage package sets it), and only its
+ * `rootless_storage_path` applies to users.
+ */
 export function graphRoot(probe: HostProbe): string | undefined {
   const conf = storageConf(probe);
   if (probe.uid === 0) return tomlString(conf, 'graphroot') ?? '/var/lib/containers/storage';
-  const configured = tomlString(conf, 'graphroot') ?? tomlString(conf, 'rootless_storage_path');
-  if (configured) return configured.replace(/\$HOME/g, probe.env['HOME'] ?? '$HOME').replace(/\$UID/g, String(probe.uid));
   const home = probe.env['HOME'];
+  const userConf = home ? probe.readFile(path.join(home, '.config/containers/storage.conf')) : undefined;
+  const configured = (userConf ? tomlString(userConf, 'graphroot') : undefined) ?? tomlString(conf, 'rootless_storage_path');
+  if (configured) return configured.replace(/\$HOME/g, home ?? '$HOME').replace(/\$UID/g, String(probe.uid));
   return home ? path.join(home, '.local/share/containers/storage') : undefined;
 }
 
