@@ -7,7 +7,7 @@ import { ExitCode, ToolError, cgroupMode } from '@agent-sandbox/shared';
 import { crypto } from '@agent-sandbox/shared/builtins';
 import { runtimeNames } from '@agent-sandbox/shared/runtimes';
 import type { DoctorReport } from '@agent-sandbox/shared/schemas/agent-sandbox';
-import { hostPreflight } from '@agent-sandbox/sandbox-run';
+import { hostPreflight, realHostProbe, type HostProbe } from '@agent-sandbox/sandbox-run';
 import { planCredentials, stageCredentials } from '@agent-sandbox/cred-stage';
 import { prepareGitView } from '@agent-sandbox/mount-plan';
 import { podEnv, type SessionIdentity } from './compose.js';
@@ -144,6 +144,23 @@ export async function hostsCommand(registryFile: string, explicit: boolean, mach
   return { ok: true, registry: registryFile, machineId, hosts, runtimes: runtimeNames };
 }
 
+/**
+ * The host as the session's launcher will see it: where NoNewPrivs 1 is handed off through
+ * systemd-run --user (a user manager is there), the launcher runs in the unit with NoNewPrivs 0,
+ * so the host checks are made as that; otherwise as this process is.
+ */
+async function sessionProbe(): Promise<HostProbe> {
+  const probe = realHostProbe();
+  let handoff = false;
+  try {
+    handoff = checkNoNewPrivs(await probeNoNewPrivs()).reexec;
+  } catch {
+    handoff = false; // no user manager: the run refuses (84), and the line below says so
+  }
+  if (!handoff) return probe;
+  return { ...probe, readFile: (file) => (file === '/proc/self/status' ? probe.readFile(file)?.replace(/^NoNewPrivs:\s*1$/m, 'NoNewPrivs:\t0') : probe.readFile(file)) };
+}
+
 /** `doctor`: every preflight line for this node, from the same checks the run path uses. */
 export async function doctorCommand(request: LaunchRequest, io: CommandIo, runtimeGiven: boolean, rootGiven = false): Promise<DoctorReport & { exitCode: number }> {
   const euid = process.geteuid?.() ?? 0;
@@ -152,7 +169,7 @@ export async function doctorCommand(request: LaunchRequest, io: CommandIo, runti
     await doctorCheck('host', true, async () => `${await localHost(request)} (this machine)`),
     await doctorCheck('podman', true, async () => `podman ${await checkPodman()}`),
     await doctorCheck('cgroup limits enforceable and an OCI runtime', true, async () => {
-      const facts = await hostPreflight(request.image, { checkImage: false });
+      const facts = await hostPreflight(request.image, { checkImage: false, probe: await sessionProbe() });
       return `cgroup ${facts.cgroupMode} (${facts.cgroupManager ?? 'cgroupfs'} manager), runtime ${facts.runtime ?? 'podman default'}, ${containmentMode(euid)}`;
     }),
     await doctorCheck('rootless subuids', true, () => (checkSubuids(euid, io.user), euid === 0 ? 'not needed (root)' : 'present')),
@@ -161,7 +178,7 @@ export async function doctorCommand(request: LaunchRequest, io: CommandIo, runti
       const { reexec } = checkNoNewPrivs(state);
       return `NoNewPrivs ${state.noNewPrivs ? 1 : 0}${reexec ? ', handoff through systemd-run --user' : ', no handoff needed'}`;
     }),
-    await doctorCheck('image present', true, async () => (await hostPreflight(request.image, {}), request.image)),
+    await doctorCheck('image present', true, async () => (await hostPreflight(request.image, { probe: await sessionProbe() }), request.image)),
     await doctorCheck("podman's storage writable", true, () => checkStorageWritable()),
     await doctorCheck('ledger writable', true, () => (checkLedgerWritable(request.ledgerFile), request.ledgerFile)),
     await doctorCheck('root', true, () => checkRoot(request.root, rootGiven, euid)),

@@ -16,7 +16,7 @@ t.test('NoNewPrivs 1: the launcher hands off through systemd-run --user and the 
   const fx = await sessionFixture(t, 'nnp');
   const uid = process.getuid?.() ?? 1000;
   const env = { ...fx.env, XDG_RUNTIME_DIR: `/run/user/${uid}`, DBUS_SESSION_BUS_ADDRESS: `unix:path=/run/user/${uid}/bus` };
-  const out = await execa('setpriv', ['--no-new-privs', binPath('agent-sandbox'), 'run', ...fx.flags, '--image', 'localhost/agent-sandbox:latest', '--', ...fx.agentArgs(7)], {
+  const out = await execa('setpriv', ['--no-new-privs', binPath('agent-sandbox'), 'run', '--verbose', ...fx.flags, '--image', 'localhost/agent-sandbox:latest', '--', ...fx.agentArgs(7)], {
     env,
     extendEnv: false,
     reject: false,
@@ -30,4 +30,21 @@ t.test('NoNewPrivs 1: the launcher hands off through systemd-run --user and the 
   t.equal(lines.length, 1, 'one ledger line, written by the launcher inside the handoff unit');
   t.match(lines[0], { outcome: 'ran', exitCode: 7, reason: 'exited', containment: 'podman-rootless' });
   t.same(await fx.leftovers(), nothingLeft, 'no container, staged copy, record or cgroup is left');
+});
+
+t.test('NoNewPrivs 1: doctor says the session would start through the handoff, and checks the host as the unit will run', skip, async (t) => {
+  const fx = await sessionFixture(t, 'nnpdoctor');
+  const uid = process.getuid?.() ?? 1000;
+  const env = { ...fx.env, XDG_RUNTIME_DIR: `/run/user/${uid}`, DBUS_SESSION_BUS_ADDRESS: `unix:path=/run/user/${uid}/bus` };
+  const out = await execa('setpriv', ['--no-new-privs', binPath('agent-sandbox'), 'doctor', '--json', '--runtime', 'codex', '--root', fx.root, '--image', 'localhost/agent-sandbox:latest'], {
+    env,
+    extendEnv: false,
+    reject: false,
+    timeout: 600_000,
+  });
+  t.equal(out.exitCode, 0, String(out.stdout));
+  const report = JSON.parse(String(out.stdout));
+  const line = (name: string) => report.checks.find((c: { name: string }) => c.name === name);
+  t.match(line('NoNewPrivs and user manager'), { ok: true, detail: 'NoNewPrivs 1, handoff through systemd-run --user' });
+  t.match(line('cgroup limits enforceable and an OCI runtime'), { ok: true, detail: /podman-rootless$/ }, 'the runtime check is the one the unit passes (NoNewPrivs 0 there)');
 });

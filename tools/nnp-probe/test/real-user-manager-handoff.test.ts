@@ -75,20 +75,20 @@ t.test('a $ in an argument reaches the command unchanged through the real handof
 t.test('a handoff asked from inside a handoff unit with NoNewPrivs 1 again is refused with 90', { skip: liveManager }, async (t) => {
   const out = await exec(true, ['setpriv', '--no-new-privs', nnp, 'exec', '--', 'true']);
   t.equal(out.exitCode, 90, String(out.stderr));
-  t.match(String(out.stderr), /"code":"handoff-recursion"/);
+  t.match(String(out.stdout), /"code":"handoff-recursion"/, "the JSON document on stdout names the refusal");
 });
 
 t.test('with no user bus where the runtime directory should be, NoNewPrivs 1 is 84 naming loginctl enable-linger', { skip: liveManager }, async (t) => {
   const out = await exec(true, ['true'], { ...userEnv, XDG_RUNTIME_DIR: `/tmp/astest-no-runtime-${randomBytes(4).toString('hex')}` });
   t.equal(out.exitCode, 84, String(out.stderr));
-  t.match(String(out.stderr), /"code":"user-manager-missing"/);
+  t.match(String(out.stdout), /"code":"user-manager-missing"/, "the JSON document on stdout names the refusal");
   t.match(String(out.stderr), /loginctl enable-linger/);
 });
 
 t.test('when the real systemd-run fails itself (its bus address leads nowhere), exec is 89, not the command\'s status', { skip: liveManager }, async (t) => {
   const out = await exec(true, ['true'], { ...userEnv, DBUS_SESSION_BUS_ADDRESS: `unix:path=/run/user/${uid}/astest-no-such-bus` });
   t.equal(out.exitCode, 89, String(out.stderr));
-  t.match(String(out.stderr), /"code":"systemd-run-failed"/);
+  t.match(String(out.stdout), /"code":"systemd-run-failed"/, "the JSON document on stdout names the refusal");
   t.match(String(out.stderr), /Failed to connect to bus|No such file or directory/, "systemd-run's own message reaches stderr");
 });
 
