@@ -80,7 +80,8 @@ async function spawnServer(t: Teardown | undefined, netns: string, options: Mode
     child = execa('ip', args, { stdio: ['ignore', 'ignore', 'pipe'], reject: false });
     let stderr = '';
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`model server did not start within 5 s: ${stderr}`)), 5000);
+      // A node start takes well under a second here, several under the VM tier's CPU emulation.
+      const timer = setTimeout(() => reject(new Error(`model server did not start within 60 s: ${stderr}`)), 60_000);
       child!.stderr!.on('data', (d: Buffer) => {
         stderr += d.toString();
         if (stderr.includes('listening')) {
