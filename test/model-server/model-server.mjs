@@ -64,13 +64,18 @@ function codexStepIndex(body) {
   return input.filter((i) => i && (i.type === 'function_call_output' || i.type === 'custom_tool_call_output')).length;
 }
 
+// Codex's exec_command returns after yield_time_ms (default 10 s) with the command still running
+// in the background; the next scripted step would then end the turn and the command with it. A
+// project's tests take longer than that under the VM tier's CPU emulation, so each step waits.
+const execYieldMs = 120_000;
+
 function codexItem(step, n) {
   if (step.exec !== undefined) {
-    return { type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name: 'exec_command', arguments: JSON.stringify({ cmd: step.exec }) };
+    return { type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name: 'exec_command', arguments: JSON.stringify({ cmd: step.exec, yield_time_ms: execYieldMs }) };
   }
   if (step.write !== undefined) {
     const cmd = `mkdir -p "$(dirname '${step.write.path}')" && cat > '${step.write.path}' <<'AGENT_EOF'\n${step.write.content}\nAGENT_EOF`;
-    return { type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name: 'exec_command', arguments: JSON.stringify({ cmd }) };
+    return { type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name: 'exec_command', arguments: JSON.stringify({ cmd, yield_time_ms: execYieldMs }) };
   }
   return { type: 'message', role: 'assistant', id: `msg_${n}`, content: [{ type: 'output_text', text: step.say ?? 'done', annotations: [] }] };
 }
