@@ -23,6 +23,8 @@ AS_PROG=build-base
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
+# shellcheck source=image/apt-mirror.sh
+. "$here/apt-mirror.sh"
 
 IMAGE=${AGENT_SANDBOX_BASE_IMAGE:-localhost/agent-sandbox-base:bookworm}
 SUITE=bookworm
@@ -55,7 +57,7 @@ as_need podman debootstrap flock sha256sum tar awk mktemp
 as_need_root
 
 arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
-inputs=$(as_hash "$here/build-base.sh" "$here/lib.sh" -- "$IMAGE" "$SUITE" "$VARIANT" "$arch" "${PACKAGES[*]}")
+inputs=$(as_hash "$here/build-base.sh" "$here/lib.sh" "$here/apt-mirror.sh" -- "$IMAGE" "$SUITE" "$VARIANT" "$arch" "${PACKAGES[*]}")
 
 cached() {
   [ "${AGENT_SANDBOX_REBUILD:-0}" != 1 ] && [ "$(as_image_label "$IMAGE")" = "$inputs" ]
@@ -70,68 +72,7 @@ if cached; then # built by a concurrent run while we waited
   exit 0
 fi
 
-# apt_mirror: print "URI<TAB>KEYRING" for the first enabled deb source of $SUITE itself (not
-# -updates/-security) found in apt's configuration; KEYRING is its Signed-By path or empty.
-apt_mirror() {
-  local f etc=${AGENT_SANDBOX_APT_ETC:-/etc/apt}
-  if [ -n "${AGENT_SANDBOX_APT_MIRROR:-}" ]; then
-    printf '%s\t\n' "$AGENT_SANDBOX_APT_MIRROR"
-    return 0
-  fi
-  # deb822 (.sources): stanzas separated by blank lines, "Field: value", continuation lines
-  # start with whitespace, "#" lines are comments.
-  for f in "$etc"/sources.list.d/*.sources; do
-    [ -f "$f" ] || continue
-    awk -v suite="$SUITE" '
-      function flush(   n, i, t, s, ok) {
-        if (f["uris"] != "" && tolower(f["enabled"]) != "no") {
-          ok = 0; n = split(f["types"], t, " ")
-          for (i = 1; i <= n; i++) if (t[i] == "deb") ok = 1
-          if (ok) {
-            ok = 0; n = split(f["suites"], s, " ")
-            for (i = 1; i <= n; i++) if (s[i] == suite) ok = 1
-          }
-          if (ok) {
-            split(f["uris"], u, " ")
-            kr = f["signed-by"]; if (kr !~ /^\//) kr = ""
-            printf "%s\t%s\n", u[1], kr; found = 1; exit
-          }
-        }
-        delete f; last = ""
-      }
-      /^[ \t]*#/ { next }
-      /^[ \t]*$/ { flush(); next }
-      /^[ \t]/ { if (last != "") f[last] = f[last] " " $0; next }
-      {
-        i = index($0, ":"); if (i == 0) next
-        last = tolower(substr($0, 1, i - 1)); v = substr($0, i + 1)
-        gsub(/^[ \t]+|[ \t]+$/, "", v); f[last] = v
-      }
-      END { if (!found) flush() }
-    ' "$f" | head -n 1 | grep . && return 0
-  done
-  # One-line style: deb [opts] URI SUITE COMPONENTS...
-  for f in "$etc"/sources.list "$etc"/sources.list.d/*.list; do
-    [ -f "$f" ] || continue
-    awk -v suite="$SUITE" '
-      $1 != "deb" { next }
-      {
-        i = 2; kr = ""
-        if ($i ~ /^\[/) {
-          for (; i <= NF; i++) {
-            o = $i; gsub(/[\[\]]/, "", o)
-            if (o ~ /^signed-by=\//) { kr = o; sub(/^signed-by=/, "", kr) }
-            if ($i ~ /\]$/) { i++; break }
-          }
-        }
-        if ($(i + 1) == suite) { printf "%s\t%s\n", $i, kr; exit }
-      }
-    ' "$f" | grep . && return 0
-  done
-  return 1
-}
-
-if ! mirror_line=$(apt_mirror | head -n 1) || [ -z "$mirror_line" ]; then
+if ! mirror_line=$(as_apt_mirror "$SUITE" | head -n 1) || [ -z "$mirror_line" ]; then
   as_die "no apt source for '$SUITE' found in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list (set AGENT_SANDBOX_APT_MIRROR=URI to choose one)"
 fi
 mirror=${mirror_line%%$'\t'*}
