@@ -164,12 +164,13 @@ async function sessionProbe(): Promise<HostProbe> {
 /** `doctor`: every preflight line for this node, from the same checks the run path uses. */
 export async function doctorCommand(request: LaunchRequest, io: CommandIo, runtimeGiven: boolean, rootGiven = false): Promise<DoctorReport & { exitCode: number }> {
   const euid = process.geteuid?.() ?? 0;
+  const probe = await sessionProbe();
   const checks = [
     await doctorCheck('not inside a session', true, () => checkRecursion(io.env)),
     await doctorCheck('host', true, async () => `${await localHost(request)} (this machine)`),
     await doctorCheck('podman', true, async () => `podman ${await checkPodman()}`),
     await doctorCheck('cgroup limits enforceable and an OCI runtime', true, async () => {
-      const facts = await hostPreflight(request.image, { checkImage: false, probe: await sessionProbe() });
+      const facts = await hostPreflight(request.image, { checkImage: false, probe });
       return `cgroup ${facts.cgroupMode} (${facts.cgroupManager ?? 'cgroupfs'} manager), runtime ${facts.runtime ?? 'podman default'}, ${containmentMode(euid)}`;
     }),
     await doctorCheck('rootless subuids', true, () => (checkSubuids(euid, io.user), euid === 0 ? 'not needed (root)' : 'present')),
@@ -178,7 +179,7 @@ export async function doctorCommand(request: LaunchRequest, io: CommandIo, runti
       const { reexec } = checkNoNewPrivs(state);
       return `NoNewPrivs ${state.noNewPrivs ? 1 : 0}${reexec ? ', handoff through systemd-run --user' : ', no handoff needed'}`;
     }),
-    await doctorCheck('image present', true, async () => (await hostPreflight(request.image, { probe: await sessionProbe() }), request.image)),
+    await doctorCheck('image present', true, async () => (await hostPreflight(request.image, { probe }), request.image)),
     await doctorCheck("podman's storage writable", true, () => checkStorageWritable()),
     await doctorCheck('ledger writable', true, () => (checkLedgerWritable(request.ledgerFile), request.ledgerFile)),
     await doctorCheck('root', true, () => checkRoot(request.root, rootGiven, euid)),
