@@ -52,12 +52,19 @@ export async function claimSlot(names: { netns: string; hv: string }): Promise<{
   throw new Error(`no free fake-internet slot under ${slotRoot} (16 in use)`);
 }
 
+/**
+ * The slot's IPv6 /64 as RFC 5952 writes it: slot 0 is `2001:db8::`, never `2001:db8:0:0::`.
+ * The broker logs addresses in that form, so a test comparing a host's address with a ledger
+ * line must get it in that form too, whichever slot it was given.
+ */
+export const slotV6Net = (slot: number) => (slot === 0 ? '2001:db8::' : `2001:db8:0:${slot.toString(16)}::`);
+
 const ip = (args: string[]) => execa('ip', args);
 const inNs = (netns: string, args: string[]) => execa('ip', ['netns', 'exec', netns, ...args]);
 
 export async function makeNetwork(netns: string, slot: number, hv: string, nv: string, hosts: Addresses[], hostSide: { v4: string; v6: string }) {
   const base = slot * 16;
-  const v6net = `2001:db8:0:${slot.toString(16)}::`;
+  const v6net = slotV6Net(slot);
   await ip(['netns', 'add', netns]);
   await ip(['link', 'add', hv, 'type', 'veth', 'peer', 'name', nv, 'netns', netns]);
   // No duplicate address detection: the addresses are usable at once, not after ~1 s.

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { ListenerConfig } from './fake-internet-server.js';
-import { claimSlot, makeNetwork } from './fake-internet-net.js';
+import { claimSlot, makeNetwork, slotV6Net } from './fake-internet-net.js';
 import { makeTestCa, type ServerCert, type TestCa } from './test-ca.js';
 import type { Teardown } from './temp-dir.js';
 
@@ -126,7 +126,7 @@ export async function startFakeInternet(t: Teardown, options: FakeInternetOption
   t.teardown(stop);
   try {
     const base = slot * 16;
-    const v6net = `2001:db8:0:${slot.toString(16)}::`;
+    const v6net = slotV6Net(slot);
     const api = { name: 'api.openai.com', v4: `203.0.113.${base + 10}`, v6: `${v6net}10` };
     const blocked = { name: 'blocked.example', v4: `203.0.113.${base + 11}`, v6: `${v6net}11` };
     const hostSide = { v4: `203.0.113.${base + 1}`, v6: `${v6net}1` };

@@ -2,6 +2,7 @@
 // unspecified, multicast, cloud metadata, IPv4 hidden in IPv6 (mapped, NAT64), and the
 // host's own addresses and networks are refused; public addresses are dialed.
 import t from 'tap';
+import { slotV6Net } from '@agent-sandbox/testkit/fake-internet-net';
 import { embeddedIPv4, formatIPv6, parseIPv6, refuseAddress, type HostInterfaceAddress } from '../dist/index.js';
 
 const host: HostInterfaceAddress[] = [
@@ -104,4 +105,16 @@ t.test('IPv6 text round-trips to its RFC 5952 form', async (t) => {
   t.equal(parseIPv6('::ffff:1.2.3.04'), undefined);
   t.equal(embeddedIPv4(parseIPv6('::ffff:1.2.3.4')!), '1.2.3.4');
   t.equal(embeddedIPv4(parseIPv6('2001:db8::1.2.3.4')!), undefined);
+});
+
+// The broker logs addresses in RFC 5952 form; the fake internet's tests compare its hosts'
+// addresses with those lines, so every slot's addresses must already be in that form (slot 0
+// was once 2001:db8:0:0::10, and a fresh machine, which hands out slot 0 first, failed on it).
+t.test('the fake internet writes the IPv6 addresses of every slot as the broker logs them', async (t) => {
+  for (let slot = 0; slot < 16; slot++) {
+    for (const last of ['1', '10', '11', '14']) {
+      const address = `${slotV6Net(slot)}${last}`;
+      t.equal(formatIPv6(parseIPv6(address)!), address, `slot ${slot}`);
+    }
+  }
 });
