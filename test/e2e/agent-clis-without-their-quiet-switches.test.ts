@@ -18,7 +18,10 @@ import { agentArgs, demoDir, ensureAgentsImage, realSession } from './fixtures/r
 t.before(ensureAgentsImage);
 
 t.test('codex without its config switches tries hosts beyond its API; the broker refuses them and the session completes', async (t) => {
-  const s = await realSession(t, { runtime: 'codex', label: 'loud-codex', reach: 'broker', steps: [{ say: 'done' }] });
+  // Codex makes those requests in the background while it starts; a turn that ended at once could
+  // end the session before the last of them (api.github.com was once missing on a loaded CI
+  // machine). A 5 s command in the turn keeps the session open long enough for all of them.
+  const s = await realSession(t, { runtime: 'codex', label: 'loud-codex', reach: 'broker', steps: [{ exec: 'sleep 5' }, { say: 'done' }] });
   // The demo's provider table and nothing else: no update, analytics, plugins or apps switch.
   const config = readFileSync(path.join(demoDir, 'codex-config.toml'), 'utf8');
   const provider = config.slice(config.indexOf('[model_providers.scripted]'), config.indexOf('[analytics]'));

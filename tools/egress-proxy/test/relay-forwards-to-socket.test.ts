@@ -97,7 +97,17 @@ t.test('with a command: it runs once listening, gets the proxy variables, and it
     `ALL_PROXY=${url}`, `HTTPS_PROXY=${url}`, `HTTP_PROXY=${url}`, 'NO_PROXY=localhost,127.0.0.1,::1',
     `all_proxy=${url}`, `http_proxy=${url}`, `https_proxy=${url}`, 'no_proxy=localhost,127.0.0.1,::1',
   ]);
-  const listening = await execa(relay, relayArgs(['--socket', `${dir}/s.sock`, '--listen', String(port), '--', 'node', '-e', `require('net').connect(${port}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', () => process.exit(9))`]), { reject: false });
+  // A broker that accepts and holds the connection: with none, the relay resets the client at
+  // once, and under load that reset can reach the command before its connect callback runs.
+  const held = new Set<net.Socket>();
+  const broker = net.createServer((s) => held.add(s)).listen(`${dir}/s.sock`);
+  await new Promise((resolve) => broker.once('listening', resolve));
+  t.teardown(() => {
+    for (const s of held) s.destroy();
+    broker.close();
+  });
+  const connectOnce = `require('net').connect(${port}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', (e) => { console.error(e.code); process.exit(9); })`;
+  const listening = await execa(relay, relayArgs(['--socket', `${dir}/s.sock`, '--listen', String(port), '--', 'node', '-e', connectOnce]), { reject: false });
   t.equal(listening.exitCode, 0, `the command could connect to the relay at once (exit ${listening.exitCode}, signal ${listening.signal}, stderr ${listening.stderr})`);
 });
 
