@@ -23,7 +23,7 @@ AS_PROG=build-base
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
-# shellcheck source=image/apt-mirror.sh
+# shellcheck source=apt-mirror.sh
 . "$here/apt-mirror.sh"
 
 IMAGE=${AGENT_SANDBOX_BASE_IMAGE:-localhost/agent-sandbox-base:bookworm}
