@@ -28,6 +28,7 @@ import {
   diskCeiling,
   doctorCheck,
   probeNoNewPrivs,
+  type NoNewPrivsState,
 } from './preflight.js';
 import { homeOf, type LaunchRequest } from './request.js';
 import { composeSession } from './session-prepare.js';
@@ -149,11 +150,11 @@ export async function hostsCommand(registryFile: string, explicit: boolean, mach
  * systemd-run --user (a user manager is there), the launcher runs in the unit with NoNewPrivs 0,
  * so the host checks are made as that; otherwise as this process is.
  */
-async function sessionProbe(): Promise<HostProbe> {
+async function sessionProbe(noNewPrivs: Promise<NoNewPrivsState>): Promise<HostProbe> {
   const probe = realHostProbe();
   let handoff = false;
   try {
-    handoff = checkNoNewPrivs(await probeNoNewPrivs()).reexec;
+    handoff = checkNoNewPrivs(await noNewPrivs).reexec;
   } catch {
     handoff = false; // no user manager: the run refuses (84), and the line below says so
   }
@@ -164,7 +165,9 @@ async function sessionProbe(): Promise<HostProbe> {
 /** `doctor`: every preflight line for this node, from the same checks the run path uses. */
 export async function doctorCommand(request: LaunchRequest, io: CommandIo, runtimeGiven: boolean, rootGiven = false): Promise<DoctorReport & { exitCode: number }> {
   const euid = process.geteuid?.() ?? 0;
-  const probe = await sessionProbe();
+  // nnp-probe asks systemd-run and loginctl: once per report, for the host lines and its own line.
+  const noNewPrivs = probeNoNewPrivs();
+  const probe = await sessionProbe(noNewPrivs);
   const checks = [
     await doctorCheck('not inside a session', true, () => checkRecursion(io.env)),
     await doctorCheck('host', true, async () => `${await localHost(request)} (this machine)`),
@@ -175,7 +178,7 @@ export async function doctorCommand(request: LaunchRequest, io: CommandIo, runti
     }),
     await doctorCheck('rootless subuids', true, () => (checkSubuids(euid, io.user), euid === 0 ? 'not needed (root)' : 'present')),
     await doctorCheck('NoNewPrivs and user manager', true, async () => {
-      const state = await probeNoNewPrivs();
+      const state = await noNewPrivs;
       const { reexec } = checkNoNewPrivs(state);
       return `NoNewPrivs ${state.noNewPrivs ? 1 : 0}${reexec ? ', handoff through systemd-run --user' : ', no handoff needed'}`;
     }),
