@@ -11,7 +11,8 @@
 //
 // STEPS.json: [{"exec":"shell command"} | {"write":{"path","content"}} | {"say":"final text"}]
 // The step answered is chosen by how many tool results the conversation already
-// carries, so retries and side requests (titles, quota checks) never skip a step.
+// carries, so retries and side requests (titles, quota checks) never skip a step; a
+// Codex command still running after its first wait is polled to its end first.
 // The bearer token / x-api-key received is never printed or stored: only whether
 // its SHA-256 matches --token-sha256 is recorded ("tokenMatched").
 import { createServer } from 'node:http';
@@ -59,15 +60,36 @@ function sse(res, events) {
 }
 
 // ---- OpenAI Responses (Codex CLI) ----
-function codexStepIndex(body) {
-  const input = Array.isArray(body.input) ? body.input : [];
-  return input.filter((i) => i && (i.type === 'function_call_output' || i.type === 'custom_tool_call_output')).length;
+// Codex's exec_command returns after yield_time_ms with the command still running in the
+// background ("Process running with session ID N"), and codex caps that first wait at 30 s
+// whatever the model asks. A project's tests take longer under the VM tier's CPU emulation;
+// answering the next step then would end the turn and kill the command. So, as a real model
+// does, the server polls a running command with an empty write_stdin (codex lets a poll wait up
+// to 5 min) until its output says it exited, and only an exited command counts as a step done.
+const execYieldMs = 120_000;
+const stillRunning = /Process running with session ID (\d+)/;
+
+/** The text of a tool result item: a string, or a list of content parts. */
+function toolOutputText(item) {
+  const out = item.output;
+  if (typeof out === 'string') return out;
+  if (Array.isArray(out)) return out.map((part) => (typeof part?.text === 'string' ? part.text : '')).join('');
+  return typeof out?.content === 'string' ? out.content : '';
 }
 
-// Codex's exec_command returns after yield_time_ms (default 10 s) with the command still running
-// in the background; the next scripted step would then end the turn and the command with it. A
-// project's tests take longer than that under the VM tier's CPU emulation, so each step waits.
-const execYieldMs = 120_000;
+/** How far the conversation is: scripted steps done, and the command still running, if any. */
+function codexProgress(body) {
+  const input = Array.isArray(body.input) ? body.input : [];
+  const outputs = input.filter((i) => i && (i.type === 'function_call_output' || i.type === 'custom_tool_call_output'));
+  let done = 0;
+  let runningSession = null;
+  for (const output of outputs) {
+    const running = stillRunning.exec(toolOutputText(output));
+    runningSession = running ? Number(running[1]) : null;
+    if (!running) done += 1;
+  }
+  return { step: done, runningSession, results: outputs.length };
+}
 
 function codexItem(step, n) {
   if (step.exec !== undefined) {
@@ -80,11 +102,18 @@ function codexItem(step, n) {
   return { type: 'message', role: 'assistant', id: `msg_${n}`, content: [{ type: 'output_text', text: step.say ?? 'done', annotations: [] }] };
 }
 
+/** An empty write_stdin: wait for more output of the running command, up to execYieldMs. */
+function codexPoll(session, results) {
+  return { type: 'function_call', id: `fc_poll_${results}`, call_id: `call_poll_${results}`, name: 'write_stdin', arguments: JSON.stringify({ session_id: session, chars: '', yield_time_ms: execYieldMs }) };
+}
+
 function answerCodex(req, res, body) {
-  const n = codexStepIndex(body);
+  const { step: n, runningSession, results } = codexProgress(body);
   const step = steps[n] ?? { say: 'done' };
-  record({ api: 'responses', step: n, host: req.headers.host ?? null, tokenMatched: tokenMatched(req), kind: Object.keys(step)[0] });
-  const item = codexItem(step, n);
+  // A poll answers no step: recorded as a side request, like Claude Code's title requests.
+  const polling = runningSession !== null;
+  record({ api: 'responses', step: n, ...(polling ? { side: true } : {}), host: req.headers.host ?? null, tokenMatched: tokenMatched(req), kind: polling ? 'poll' : Object.keys(step)[0] });
+  const item = polling ? codexPoll(runningSession, results) : codexItem(step, n);
   const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
   sse(res, [
     ['response.created', { type: 'response.created', response: { id: `resp_${n}` } }],

@@ -20,7 +20,10 @@ export interface ModelRequest {
   api: string;
   step?: number;
   tokenMatched?: boolean;
+  /** Answers no scripted step: Claude Code's title and quota requests, Codex's polls of a running command. */
   side?: boolean;
+  /** What the answer was: the step's kind (exec, write, say), or poll. */
+  kind?: string;
   /** The Host header the agent sent. */
   host?: string | null;
   method?: string;

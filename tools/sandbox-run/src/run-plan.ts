@@ -1,8 +1,8 @@
 /**
  * Runs a plan: preflight, then ONE podman process (`podman run --rm`) on the
  * common path, its exit status passed through unchanged. On SIGINT/SIGTERM
- * the container is removed by name (stopped with a grace period, then killed)
- * and checked gone before runPlan returns.
+ * the container is stopped by name (a grace period, then killed), and checked
+ * gone (removed if podman run could not) before runPlan returns.
  */
 import { ToolError } from '@agent-sandbox/shared';
 import { runPodman, spawnPodmanAttached, type AttachedStdio } from '@agent-sandbox/shared/podman';
@@ -53,10 +53,16 @@ export interface RunOutcome {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Removes the container by name, also when it is being created right now (retries until podman run has ended). */
+/**
+ * Stops the container by name, also when it is being created right now (retries until podman
+ * run has ended). It stops and does not remove: removing it under the attached `podman run --rm`
+ * races that run's own clean-up, which then fails with an error of its own (exit 127, "unable
+ * to determine if .../shm is mounted", seen rootless under systemd) in place of the container's
+ * status. Stopped, the container ends as if on its own, and podman run reports its status.
+ */
 async function stopUntilGone(name: string, graceSeconds: number, done: () => boolean, abort: () => void): Promise<void> {
   for (let attempt = 0; attempt < 10 && !done(); attempt += 1) {
-    await runPodman(['rm', '--force', '--ignore', '--time', String(attempt === 0 ? graceSeconds : 0), name], {
+    await runPodman(['stop', '--ignore', '--time', String(attempt === 0 ? graceSeconds : 0), name], {
       expect: 'any',
       timeoutMs: (graceSeconds + 30) * 1000,
     });
@@ -75,7 +81,7 @@ async function removeContainer(name: string): Promise<void> {
 
 /**
  * What stops a running session: SIGINT/SIGTERM to this process (unless the caller handles
- * them) and the caller's stop signal. Either removes the container by name, with a grace
+ * them) and the caller's stop signal. Either stops the container by name, with a grace
  * period, until podman run has returned.
  */
 function stopControl(name: string, hooks: RunHooks, finished: () => boolean) {
