@@ -6,7 +6,7 @@
  * sentinel are the launcher's: they outlive these, until the ledger line is written.)
  */
 import { rmSync } from 'node:fs';
-import { prepareAttribution, type Attribution } from '@agent-sandbox/podman-attrib';
+import { prepareAttribution, untilParentEmpty, type Attribution } from '@agent-sandbox/podman-attrib';
 import { stageCredentials } from '@agent-sandbox/cred-stage';
 import type { CredStageStageInput } from '@agent-sandbox/shared/schemas/cred-stage';
 import type { MountPlanOutput } from '@agent-sandbox/shared/schemas/mount-plan';
@@ -68,7 +68,12 @@ export async function acquire(input: AcquireInput): Promise<Acquired> {
     const egress = await startEgress(input.egress, layout.sessionId);
     undo.push(() => egress.stop());
     const prepared = prepareAttribution({ sessionId: layout.sessionId });
-    undo.push(() => prepared.cleanup());
+    // conmon and podman's own clean-up leave the parent after podman run returned; under load
+    // that takes seconds, so the parent is removed once they are out.
+    undo.push(async () => {
+      await untilParentEmpty(prepared.layout);
+      prepared.cleanup();
+    });
     input.onParent?.(prepared.cgroupParent, prepared.cidfile);
     return { prepared, git, egress, release };
   } catch (err) {

@@ -6,7 +6,7 @@
  * relative path; podman adds the other hierarchies and a `conmon` child itself,
  * so removal walks every hierarchy and removes depth first.
  */
-import { existsSync, mkdirSync, readdirSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ToolError, cgroupMode, type CgroupMode } from '@agent-sandbox/shared';
 import { childProcess } from '@agent-sandbox/shared/builtins';
@@ -138,6 +138,32 @@ export function removeParent(layout: CgroupLayout, waitMs = 3000): string[] {
     sleepSync(50);
   }
   return left;
+}
+
+/** Whether any task runs in the parent or below (v1: the pids controller's hierarchical count; v2: cgroup.events). */
+export function parentHasTasks(layout: CgroupLayout): boolean {
+  try {
+    if (layout.mode === 'v2') return /^populated 1$/m.test(readFileSync(path.join(layout.dirs.pids, 'cgroup.events'), 'utf8'));
+    return Number(readFileSync(path.join(layout.dirs.pids, 'pids.current'), 'utf8').trim()) > 0;
+  } catch {
+    return false; // no parent (any more): nothing runs in it
+  }
+}
+
+/**
+ * Waits, without blocking the event loop, until nothing runs in the parent any more, for at most
+ * `timeoutMs`; true when it emptied. After `podman run` returned, conmon and the clean-up podman
+ * it starts are still in the parent: milliseconds on an idle host, more than removeParent's
+ * 3 s under a load of 40 (the 64-session soak left 4 parents so). Waiting here first keeps the
+ * synchronous removal from giving up on them.
+ */
+export async function untilParentEmpty(layout: CgroupLayout, timeoutMs = 20_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (parentHasTasks(layout)) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return true;
 }
 
 /** systemctl, from the system's directories only (as podman is). */

@@ -92,7 +92,11 @@ export function prepareAttribution(options: PrepareOptions): Attribution {
       if (cleaned) return [];
       const left = removeSessionParent(parent, layout);
       rmSync(cidfile, { force: true });
-      if (owner) rmSync(owner, { force: true });
+      // A parent left behind keeps its owner record: once this process has exited the record
+      // names a dead owner, and the next sweep removes the parent. Without the record it would
+      // wait on the record-less grace, which a v1 memory directory's mtime (seen here to keep
+      // moving long after the session) can hold off for good.
+      if (owner && left.length === 0) rmSync(owner, { force: true });
       cleaned = left.length === 0;
       try {
         sweepStaleParents({ except: options.sessionId });

@@ -1,6 +1,8 @@
 // A session whose owner died without cleaning up (SIGKILL) leaves its parent cgroup; the next
 // session's cleanup removes it, and never a parent whose owner lives, one still holding a
-// task, or a record-less one younger than the grace period. Real cgroups on this host.
+// task, or a record-less one younger than the grace period. A cleanup that finds its parent
+// still busy keeps its owner record, so the parent is swept once that owner has exited; the
+// launcher waits for the parent to empty first (untilParentEmpty). Real cgroups on this host.
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -8,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { cgroupManager } from '@agent-sandbox/shared';
-import { cgroupLayout, parentPath, removeParent } from '../dist/cgroup-tree.js';
+import { cgroupLayout, parentPath, removeParent, untilParentEmpty } from '../dist/cgroup-tree.js';
 import { prepareAttribution } from '../dist/prepare.js';
 import { ownerDir, sweepStaleParents } from '../dist/stale-parents.js';
 
@@ -94,4 +96,51 @@ t.test('a stale parent that still holds a task is left, and swept once the task 
   }
   t.same(swept, [id], 'swept once empty');
   t.notOk(exists(id));
+});
+
+/** A process that prepares `id`, puts a `sleep` into the parent, cleans up and exits; resolves with the sleep's pid and cleanup's answer. */
+async function preparedBusyThenExited(id: string): Promise<{ sleeper: number; left: string[] }> {
+  const script = `import(${JSON.stringify(prepareModule)}).then(async (m) => {
+    const { spawn } = await import('node:child_process');
+    const { writeFileSync } = await import('node:fs');
+    const p = m.prepareAttribution({ sessionId: ${JSON.stringify(id)} });
+    const sleeper = spawn('sleep', ['60'], { stdio: 'ignore', detached: true });
+    writeFileSync(p.layout.dirs.pids + '/cgroup.procs', String(sleeper.pid));
+    sleeper.unref();
+    const left = p.cleanup();
+    console.log(JSON.stringify({ sleeper: sleeper.pid, left }));
+  })`;
+  const out = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 30_000 });
+  if (out.status !== 0) throw new Error(`the preparing process failed: ${out.stderr}`);
+  return JSON.parse(out.stdout.trim().split('\n').pop()!);
+}
+
+t.test('a parent its cleanup could not remove keeps its owner record and is swept once that owner has exited', { skip }, async (t) => {
+  const id = newId('leftbusy');
+  removeAtEnd(t, id);
+  const { sleeper, left } = await preparedBusyThenExited(id);
+  t.teardown(() => {
+    try {
+      process.kill(sleeper, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  });
+  t.ok(left.length > 0, `the cleanup could not remove the busy parent (${left.length} directories left)`);
+  t.ok(existsSync(path.join(ownerDir(), id)), 'and kept its owner record, which now names a process that has exited');
+  t.same(sweepStaleParents({ ids: [id] }), [], 'a sweep while the task is still inside leaves it');
+  t.equal(await untilParentEmpty(layoutOf(id), 300), false, 'untilParentEmpty gives up when its time is out and a task is still inside');
+  const waiting = untilParentEmpty(layoutOf(id), 10_000);
+  process.kill(sleeper, 'SIGKILL');
+  t.equal(await waiting, true, 'untilParentEmpty resolves once the task has left');
+  // No grace period: the record says the owner is gone. (A record-less parent could wait on the
+  // grace period for good: its memory directory's mtime moves on.)
+  let swept: string[] = [];
+  for (let i = 0; i < 20 && !swept.includes(id); i++) {
+    swept = sweepStaleParents({ ids: [id] });
+    if (!swept.includes(id)) spawnSync('sleep', ['0.1']);
+  }
+  t.same(swept, [id], 'the next sweep removes the parent');
+  t.notOk(exists(id), 'from every hierarchy');
+  t.notOk(existsSync(path.join(ownerDir(), id)), 'and its owner record');
 });
