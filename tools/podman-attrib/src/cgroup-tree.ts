@@ -8,6 +8,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { ToolError, cgroupMode, type CgroupMode } from '@agent-sandbox/shared';
 import { childProcess } from '@agent-sandbox/shared/builtins';
 import { podmanEnv, systemPath } from '@agent-sandbox/shared/podman';
@@ -140,10 +141,19 @@ export function removeParent(layout: CgroupLayout, waitMs = 3000): string[] {
   return left;
 }
 
+/** cgroup v2's own answer to "does anything run in here or below" (false where there is no cgroup.events). */
+export function populated(dir: string): boolean {
+  try {
+    return /^populated 1$/m.test(readFileSync(path.join(dir, 'cgroup.events'), 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 /** Whether any task runs in the parent or below (v1: the pids controller's hierarchical count; v2: cgroup.events). */
 export function parentHasTasks(layout: CgroupLayout): boolean {
+  if (layout.mode === 'v2') return populated(layout.dirs.pids);
   try {
-    if (layout.mode === 'v2') return /^populated 1$/m.test(readFileSync(path.join(layout.dirs.pids, 'cgroup.events'), 'utf8'));
     return Number(readFileSync(path.join(layout.dirs.pids, 'pids.current'), 'utf8').trim()) > 0;
   } catch {
     return false; // no parent (any more): nothing runs in it
@@ -161,7 +171,7 @@ export async function untilParentEmpty(layout: CgroupLayout, timeoutMs = 20_000)
   const deadline = Date.now() + timeoutMs;
   while (parentHasTasks(layout)) {
     if (Date.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await delay(100);
   }
   return true;
 }

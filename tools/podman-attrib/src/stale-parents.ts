@@ -14,7 +14,7 @@
 import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { cgroupMode } from '@agent-sandbox/shared';
-import { cgroupLayout, cgroupRoot, hierarchyRoots, parentBase, removeSessionParent } from './cgroup-tree.js';
+import { cgroupLayout, cgroupRoot, hierarchyRoots, parentBase, populated, removeSessionParent } from './cgroup-tree.js';
 import { currentHost, sessionIdOfSlice, sessionParent, sliceBasePath, type ParentHost, type SessionParent } from './session-parent.js';
 
 /** Where owner records live: root's sessions under /run; others under their runtime directory. */
@@ -124,15 +124,6 @@ export function sweepStaleParents(options: SweepOptions = {}): string[] {
     }
   }
   return removed;
-}
-
-/** cgroup v2's own answer to "does anything run in here or below". */
-function populated(dir: string): boolean {
-  try {
-    return /^populated 1$/m.test(readFileSync(path.join(dir, 'cgroup.events'), 'utf8'));
-  } catch {
-    return false;
-  }
 }
 
 /** v2: the one hierarchy; v1: every mounted hierarchy directory. */
