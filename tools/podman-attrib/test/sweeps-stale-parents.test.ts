@@ -45,6 +45,19 @@ async function preparedThenKilled(id: string): Promise<void> {
   await exited;
 }
 
+/**
+ * Sweeps `id` until it is swept, up to 2 s: the kernel lets go of an exited task's cgroup
+ * asynchronously. `now` as sweepStaleParents takes it.
+ */
+function sweptOnceLetGo(id: string, now?: number): string[] {
+  let swept: string[] = [];
+  for (let i = 0; i < 20 && !swept.includes(id); i++) {
+    swept = sweepStaleParents({ ids: [id], ...(now === undefined ? {} : { now }) });
+    if (!swept.includes(id)) spawnSync('sleep', ['0.1']);
+  }
+  return swept;
+}
+
 t.test('a killed owner\'s parent is swept by the next cleanup; a live session\'s is not', { skip }, async (t) => {
   const dead = newId('dead');
   const live = newId('live');
@@ -88,13 +101,7 @@ t.test('a stale parent that still holds a task is left, and swept once the task 
   const exited = new Promise((resolve) => sleeper.on('exit', resolve));
   sleeper.kill('SIGKILL');
   await exited;
-  // The kernel lets go of the exited task's cgroup asynchronously; allow it a moment.
-  let swept: string[] = [];
-  for (let i = 0; i < 20 && !swept.includes(id); i++) {
-    swept = sweepStaleParents({ ids: [id], now: later });
-    if (!swept.includes(id)) spawnSync('sleep', ['0.1']);
-  }
-  t.same(swept, [id], 'swept once empty');
+  t.same(sweptOnceLetGo(id, later), [id], 'swept once empty');
   t.notOk(exists(id));
 });
 
@@ -135,12 +142,7 @@ t.test('a parent its cleanup could not remove keeps its owner record and is swep
   t.equal(await waiting, true, 'untilParentEmpty resolves once the task has left');
   // No grace period: the record says the owner is gone. (A record-less parent could wait on the
   // grace period for good: its memory directory's mtime moves on.)
-  let swept: string[] = [];
-  for (let i = 0; i < 20 && !swept.includes(id); i++) {
-    swept = sweepStaleParents({ ids: [id] });
-    if (!swept.includes(id)) spawnSync('sleep', ['0.1']);
-  }
-  t.same(swept, [id], 'the next sweep removes the parent');
+  t.same(sweptOnceLetGo(id), [id], 'the next sweep removes the parent');
   t.notOk(exists(id), 'from every hierarchy');
   t.notOk(existsSync(path.join(ownerDir(), id)), 'and its owner record');
 });
