@@ -17,6 +17,7 @@
 // 5 cost as work grows: 1/10/100 worktrees + staged credentials; 10 vs 100 000 workspace files
 // 6 the egress broker: latency (p50, p99) and throughput vs direct, 16 brokers at once
 // 7 the soak: 64 sessions at once with every kind of ending; reasons, leftovers, host latency
+// 8 the disk ceiling's overshoot: a writer with no end under --disk 256m, idle and loaded
 import { existsSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -30,6 +31,7 @@ const sections = {
   5: async () => (await import('./bench/growth.mjs')).growth(),
   6: async () => (await import('./bench/egress.mjs')).egress(),
   7: async () => (await import('./bench/soak.mjs')).soak(),
+  8: async () => (await import('./bench/disk-ceiling.mjs')).diskCeiling(),
 };
 const tools = ['path-guard', 'cred-stage', 'mount-plan', 'nnp-probe', 'sandbox-run', 'podman-attrib', 'agent-unsafe', 'agent-sandbox', 'egress-proxy'];
 

@@ -68,7 +68,7 @@ for (const kind of gitKinds) {
   }
 }
 
-t.test('kill -9 of the launcher: the container is gone within 5 s, one "abandoned" line, nothing of the session left (credential copies, record, cidfile, parent cgroup) [peer: sandbox-runtime "should kill child processes when sandbox is terminated via SIGTERM (--die-with-parent)"]', req, async (tt) => {
+t.test('kill -9 of the launcher: the container is gone within 5 s, one "abandoned" line, nothing of the session left (credential copies, record, cidfile, parent cgroup, podman scratch directories) [peer: sandbox-runtime "should kill child processes when sandbox is terminated via SIGTERM (--die-with-parent)"]', req, async (tt) => {
   const k = unwrap(tt, await runs!.killedAlone);
   if (!k) return;
   tt.ok(k.goneAfterMs !== undefined && k.goneAfterMs <= 5000, `the container is gone ${k.goneAfterMs} ms after the SIGKILL`);
@@ -77,7 +77,7 @@ t.test('kill -9 of the launcher: the container is gone within 5 s, one "abandone
   tt.equal(k.linesAfterNextStart.length, 1, 'and writes no second line for it');
   tt.notOk(k.stagedLeft, 'the staged credential copy is removed');
   tt.notOk(k.installedLeft, 'the installed copy is removed from the session home');
-  tt.same(k.leftovers, [], 'no session record, cidfile or parent cgroup is left');
+  tt.same(k.leftovers, [], 'no session record, cidfile, parent cgroup or podman scratch directory is left');
 });
 
 t.test('kill -9 of the launcher and its sentinel: the next launcher start removes the container and all the session left, and writes the "abandoned" line', req, async (tt) => {
@@ -90,7 +90,7 @@ t.test('kill -9 of the launcher and its sentinel: the next launcher start remove
   tt.equal(k.abandoned[0]?.['evidence']?.['cause'], 'the next launcher start', 'written by the next launcher start');
   tt.notOk(k.stagedLeft, 'the staged credential copy is removed');
   tt.notOk(k.installedLeft, 'the installed copy is removed from the session home');
-  tt.same(k.leftovers, [], 'no session record, cidfile or parent cgroup is left');
+  tt.same(k.leftovers, [], 'no session record, cidfile, parent cgroup or podman scratch directory is left');
 });
 
 t.test('--timeout 5s ends an agent that sleeps for ten minutes, reason "timeout" [peer: codex linux-sandbox test_timeout; sandbox-runtime "should not leave orphan processes after timeout kills sandbox"]', req, async (tt) => {

@@ -6,10 +6,11 @@
 import type { StdioOptions } from 'node:child_process';
 import { childProcess } from './builtins.cjs';
 import { captureCommand } from './capture.js';
-import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, mkdtempSync, openSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { podmanGlobalArgs } from './host-facts.js';
+import { processAlive } from './process-alive.js';
 import { podmanConfigVariables, systemPath } from './podman-pin.js';
 import { ToolError } from './tool-error.js';
 
@@ -56,15 +57,50 @@ export const podmanBinary =
     .map((dir) => `${dir}/podman`)
     .find((candidate) => existsSync(candidate)) ?? 'podman';
 
+const scratchPrefix = 'agent-sandbox-podman-';
+const scratchName = /^agent-sandbox-podman-(\d+)-/;
+
 /**
  * A scratch working directory for one podman process. conmon writes a file named "oom" into
  * podman's working directory when the kernel OOM-kills the container (measured here: podman
  * 4.3.1, conmon 2.1.6), so podman never runs in the caller's directory (an agent's OOM would
- * otherwise drop a file into the user's repository).
+ * otherwise drop a file into the user's repository). Its name carries our pid (see
+ * sweepScratchDirs).
  */
+
 export function podmanScratchDir(): { dir: string; remove(): void } {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sandbox-podman-'));
+  const dir = mkdtempSync(path.join(os.tmpdir(), `${scratchPrefix}${process.pid}-`));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Removes the scratch directories of processes that died before removing their own (a launcher
+ * killed with SIGKILL while podman ran): each name carries its maker's pid. Only our own, only
+ * of a dead pid; a pid reused since keeps its directory until a later sweep. Returns the count.
+ */
+export function sweepScratchDirs(): number {
+  const tmp = os.tmpdir();
+  let removed = 0;
+  let names: string[];
+  try {
+    names = readdirSync(tmp);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    const pid = Number(scratchName.exec(name)?.[1]);
+    if (!Number.isInteger(pid) || pid <= 0 || processAlive(pid)) continue;
+    const dir = path.join(tmp, name);
+    try {
+      const st = lstatSync(dir);
+      if (!st.isDirectory() || st.uid !== process.getuid?.()) continue;
+      rmSync(dir, { recursive: true, force: true });
+      removed += 1;
+    } catch {
+      // gone already, or not ours to remove
+    }
+  }
+  return removed;
 }
 
 export async function runPodman(args: string[], call: PodmanCall = {}): Promise<PodmanResult> {

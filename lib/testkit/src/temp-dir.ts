@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -12,4 +13,13 @@ export async function tempDir(t: Teardown, prefix = 'agent-sandbox-test-'): Prom
   const dir = await mkdtemp(path.join(tmpdir(), prefix));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   return dir;
+}
+
+/**
+ * podman scratch directories (lib/shared podmanScratchDir) that a process with this pid made
+ * and left in a temporary directory (default /tmp: the launchers the tests start have no TMPDIR).
+ */
+export function scratchDirsOf(pid: number | undefined, tmp = '/tmp'): string[] {
+  if (pid === undefined) return [];
+  return readdirSync(tmp).filter((name) => name.startsWith(`agent-sandbox-podman-${pid}-`));
 }

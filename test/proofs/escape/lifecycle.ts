@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, readFileSync, statfsSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import type { Teardown } from '@agent-sandbox/testkit';
+import { scratchDirsOf, type Teardown } from '@agent-sandbox/testkit';
 import {
   addWorkspace, cidfileOf, containerState, launch, launcherCommand, ledgerLines, sessionRoot, sleep, waitFor,
   type LaunchEnd, type SessionRoot, type Workspace,
@@ -48,7 +48,7 @@ const stagedLeft = (r: SessionRoot, ws: Workspace) => {
 
 export interface KillOutcome {
   goneAfterMs: number | undefined;
-  /** What of the session is still on the host after the next start: record, cidfile, parent cgroup. */
+  /** What of the session is still on the host after the next start: record, cidfile, parent cgroup, podman's scratch directories. */
   leftovers: string[];
   stillRunningBeforeSweep?: boolean;
   abandoned: Array<Record<string, any>>;
@@ -83,6 +83,8 @@ export async function killLauncher(t: Teardown, label: string, alsoSentinel: boo
   await Promise.race([done, sleep(30_000)]);
   const home = path.join(r.root, 'homes', ws.id, '.codex', 'auth.json');
   const leftovers = [path.join(r.root, 'sessions', `${ws.id}.json`), cidfileOf(ws.id), `/sys/fs/cgroup/pids/agent-sandbox/${ws.id}`].filter((p) => existsSync(p));
+  // podman's working directories of the killed launcher and sentinel (named with their pids).
+  leftovers.push(...[pid, ...(alsoSentinel ? sentinels : [])].flatMap((p) => scratchDirsOf(p).map((name) => `/tmp/${name}`)));
   return {
     ...out,
     goneAfterMs,

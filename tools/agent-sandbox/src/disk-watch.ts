@@ -2,9 +2,11 @@
  * The disk ceiling (--disk) where the host's filesystem offers no quota for it: a watchdog.
  * What the session writes is its workspace's and home's growth over their size at the start,
  * as `du` counts it (allocated blocks, hard links once, one filesystem). `du` walks the trees,
- * so it runs only when the filesystems' own used-space counters (statfs, a cheap system call,
- * polled every 250 ms) grew by half the room left since the last walk, and at least every 15 s.
- * Others writing to the same filesystem only make it walk sooner; the walk decides. The
+ * so it runs only when the filesystems' own used-space counters (statfs, a cheap system call)
+ * grew by half the room left since the last walk, and at least every 15 s. Others writing to
+ * the same filesystem only make it walk sooner; the walk decides. The poll is paced by the room
+ * left: often enough that a writer at the fastest rate seen here cannot use half the room
+ * between two polls (every 20 ms near the ceiling, every 250 ms with gigabytes left). The
  * container's /tmp is a tmpfs charged to its memory cgroup, so --memory bounds it.
  */
 import { statSync, statfsSync } from 'node:fs';
@@ -15,8 +17,19 @@ export interface DiskWatchOptions {
   dirs: string[];
   limitBytes: number;
   onExceeded: (usage: DiskUsage) => void;
+  /** A fixed poll period in place of the paced one (tests). */
   pollMs?: number;
   walkEveryMs?: number;
+}
+
+/** The fastest a session wrote here: dd of /dev/zero into the workspace, ~2 GB/s into the page cache. */
+const fastestWriteBytesPerMs = (2 * 2 ** 30) / 1000;
+const pollBoundsMs = { min: 20, max: 250 };
+
+/** The poll period for this much room left: half of it cannot be written between two polls. */
+export function pollPeriodMs(roomBytes: number): number {
+  const ms = roomBytes / 2 / fastestWriteBytesPerMs;
+  return Math.round(Math.min(pollBoundsMs.max, Math.max(pollBoundsMs.min, ms)));
 }
 
 export interface DiskUsage {
@@ -91,17 +104,25 @@ export function watchDisk(options: DiskWatchOptions): DiskWatch {
       }
     })());
   void walk();
-  const timer = setInterval(() => {
-    if (walking || exceeded) return;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const poll = () => {
     const room = options.limitBytes - (state.writtenBytes ?? 0);
-    const due = Date.now() - lastWalkAt >= (options.walkEveryMs ?? 15_000);
-    if (due || grownSince(atLastWalk, filesystemsUsed(options.dirs)) >= room / 2) void walk();
-  }, options.pollMs ?? 250);
-  timer.unref();
+    const grown = grownSince(atLastWalk, filesystemsUsed(options.dirs));
+    if (!walking && !exceeded) {
+      const due = Date.now() - lastWalkAt >= (options.walkEveryMs ?? 15_000);
+      if (due || grown >= room / 2) void walk();
+    }
+    if (stopped || exceeded) return;
+    timer = setTimeout(poll, options.pollMs ?? pollPeriodMs(room - grown));
+    timer.unref();
+  };
+  poll();
   return {
     usage: () => ({ ...state }),
     async stop() {
-      clearInterval(timer);
+      stopped = true;
+      clearTimeout(timer);
       await walking;
       if (!exceeded) await walk();
       return { ...state };

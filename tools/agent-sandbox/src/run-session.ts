@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { parseDuration, parseSize } from '@agent-sandbox/shared/limits';
 import { podmanEnv } from '@agent-sandbox/shared/podman';
 import type { PodmanAttribOutput } from '@agent-sandbox/shared/schemas/podman-attrib';
-import { attributeEnd, startSampler } from '@agent-sandbox/podman-attrib';
+import { attributeEnd, killContainerNow, startSampler } from '@agent-sandbox/podman-attrib';
 import { runPlan, type RunFacts, type RunHooks } from '@agent-sandbox/sandbox-run';
 import type { Acquired } from './acquire.js';
 import { containerEnvOf, type SessionPlan } from './compose.js';
@@ -58,8 +58,19 @@ function watchCidfile(file: string): { id(): string | undefined; stop(): void } 
   };
 }
 
-/** The stop sources: the wall-clock ceiling, the disk ceiling, and the caller's signal. */
-function stopSources(plan: SessionPlan, io: RunIo) {
+/**
+ * The stop's grace: 3 s for every reason but the disk ceiling. A session over --disk is killed
+ * at once: it is writing the host's disk as fast as it can (1-2 GB/s into the page cache here),
+ * and a writer that ignores SIGTERM (sh as PID 1 does) would fill the grace with more.
+ */
+const graceFor = (why: string) => (why === 'disk-limit' ? 0 : 3);
+
+/**
+ * The stop sources: the wall-clock ceiling, the disk ceiling, and the caller's signal. Over the
+ * disk ceiling `killNow` runs first (the container's processes killed through its cgroup), then
+ * the stop as for every reason.
+ */
+function stopSources(plan: SessionPlan, io: RunIo, killNow: () => void) {
   const stop = new AbortController();
   const abort = (reason: string) => {
     if (!stop.signal.aborted) {
@@ -76,7 +87,10 @@ function stopSources(plan: SessionPlan, io: RunIo) {
   const disk = watchDisk({
     dirs: [plan.layout.workspace, plan.layout.home],
     limitBytes: parseSize('--disk', plan.identity.limits.disk),
-    onExceeded: () => abort('disk-limit'),
+    onExceeded: () => {
+      killNow();
+      abort('disk-limit');
+    },
   });
   return {
     signal: stop.signal,
@@ -90,9 +104,12 @@ function stopSources(plan: SessionPlan, io: RunIo) {
 
 export async function runSession(plan: SessionPlan, acquired: Acquired, facts: RunFacts, io: RunIo): Promise<SessionRun> {
   const { prepared } = acquired;
-  const sources = stopSources(plan, io);
-  const sampler = startSampler({ layout: prepared.layout });
   const cid = watchCidfile(prepared.cidfile);
+  const sources = stopSources(plan, io, () => {
+    const id = cid.id();
+    if (id !== undefined) killContainerNow(prepared.layout, id);
+  });
+  const sampler = startSampler({ layout: prepared.layout });
   let outcome;
   let disk: DiskUsage;
   try {
@@ -104,6 +121,7 @@ export async function runSession(plan: SessionPlan, acquired: Acquired, facts: R
         stdio: io.stdio,
         env: podmanEnv({ ...io.env, ...containerEnvOf(plan) }, plan.runPlan.env ?? []),
         stop: sources.signal,
+        stopGraceSeconds: graceFor,
         log: io.log,
         onStart: ({ pid }) => {
           io.onSpawn?.(pid);

@@ -8,7 +8,8 @@
  */
 import { closeSync, existsSync, openSync, readSync, readdirSync, rmSync, statSync, fstatSync } from 'node:fs';
 import path from 'node:path';
-import { runPodman } from '@agent-sandbox/shared/podman';
+import { runPodman, sweepScratchDirs } from '@agent-sandbox/shared/podman';
+import { processAlive } from '@agent-sandbox/shared/process-alive';
 import { sweepStaleParents } from '@agent-sandbox/podman-attrib';
 import { finishGitView } from '@agent-sandbox/mount-plan';
 import { heldLock, isLockHeld, readRecord, tryLock, type HeldLock } from './session-lock.js';
@@ -37,16 +38,6 @@ export function ledgerHasRun(file: string, runId: string, tailBytes = 4 << 20): 
   }
 }
 
-function alive(pid: number | undefined): boolean {
-  if (!pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Removes the container, also while `podman run` may still be creating it: until the podman
  * client is gone and two removals in a row found nothing (bounded: about 20 s).
@@ -56,7 +47,7 @@ export async function removeContainer(record: Pick<SessionRecord, 'containerName
   for (let round = 0; round < 40 && quiet < 2; round += 1) {
     const out = await runPodman(['rm', '--force', '--ignore', '--time', '0', record.containerName], { expect: 'any', timeoutMs: 30_000 });
     const removed = out.stdout.trim() !== '';
-    quiet = removed || alive(record.podmanPid) ? 0 : quiet + 1;
+    quiet = removed || processAlive(record.podmanPid) ? 0 : quiet + 1;
     if (quiet < 2) await sleep(removed ? 0 : 250);
   }
 }
@@ -113,7 +104,7 @@ export async function sweepRecord(record: SessionRecord, root: string, lock: Hel
 /** True when the record names a launcher that is no longer alive (its sentinel may be cleaning up). */
 function ownerGone(recordFile: string): boolean {
   const record = readRecord(recordFile);
-  return record !== undefined && !alive(record.pid);
+  return record !== undefined && !processAlive(record.pid);
 }
 
 /** A lock file with no record this old belongs to no starting launcher. */
@@ -138,7 +129,7 @@ async function lockOfDeadOwner(lockFile: string, recordFile: string, waitMs = 20
     const lock = tryLock(lockFile);
     if (lock) return lock;
     const record = readRecord(recordFile);
-    if (!record || alive(record.pid) || Date.now() - began > waitMs) return undefined;
+    if (!record || processAlive(record.pid) || Date.now() - began > waitMs) return undefined;
     await sleep(100);
   }
 }
@@ -155,6 +146,8 @@ export async function sweepAbandoned(root: string, log: (line: string) => void):
   } catch {
     // a parent that cannot be removed now is removed by a later sweep
   }
+  // podman's working directories of launchers that were killed while podman ran.
+  sweepScratchDirs();
   const dir = sessionsDir(root);
   let names: string[];
   try {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { runPodman, systemPath } from '@agent-sandbox/shared/podman';
+import { scratchDirsOf } from '@agent-sandbox/testkit';
 import { nothingLeft, sessionFixture } from './fixtures/session-fixture.js';
 
 const driver = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'launch-driver.mjs');
@@ -54,6 +55,7 @@ for (const { step, signal } of cases) {
       t.ok(goneMs <= 5000, `the container is gone ${goneMs} ms after the launcher died`);
       await fx.run(['plan', ...fx.flags]);
       t.same(await fx.leftovers(), nothingLeft, 'no container, staged or installed copy, lock, record or cgroup');
+      t.same(scratchDirsOf(child.pid), [], "no podman working directory of the killed launcher's is left in /tmp");
       const lines = fx.ledgerLines().filter((l) => l.sessionId === fx.id);
       t.equal(lines.length, 1, `exactly one ledger line for the session (${lines.map((l) => l.reason).join(', ')})`);
       // SIGTERM reaches a launcher that can still act (the container is stopped, its own line

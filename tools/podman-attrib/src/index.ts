@@ -7,6 +7,7 @@ export { findKernelEvents, parseKmsgRecord, readKmsg, kmsgMark } from './kernel-
 export { readContainerEvents, eventLogPath, eventLogMark } from './event-log.js';
 export { readCounters, peakFromCounters, parseKeyed } from './counters.js';
 export { checkSessionId, parentPath, cgroupLayout, createParent, removeParent, removeTree, untilParentEmpty } from './cgroup-tree.js';
+export { killContainerNow } from './kill-container.js';
 export { ownerDir, recordOwner, sweepStaleParents, type SweepOptions } from './stale-parents.js';
 export { tool } from './cli.js';
 export { sessionParent, type SessionParent } from './session-parent.js';

@@ -31,8 +31,12 @@ export interface RunHooks {
   onStart?: (info: { containerName: string; argv: string[]; startedAt: string; pid: number | undefined }) => void;
   /** Only when the plan has `remove: false`: called after the command ended, while the container still exists. */
   beforeRemove?: (info: { containerName: string; exitCode: number }) => Promise<void> | void;
-  /** Seconds between the stop signal and SIGKILL when interrupted (default 3: done before a supervisor's usual 5 s force-kill). */
-  stopGraceSeconds?: number;
+  /**
+   * Seconds between the stop signal and SIGKILL when interrupted (default 3: done before a
+   * supervisor's usual 5 s force-kill); a function is asked with the stop's reason (the abort
+   * reason of `stop`, or SIGINT/SIGTERM), so a caller can give one reason no grace.
+   */
+  stopGraceSeconds?: number | ((why: string) => number);
   /** Install SIGINT/SIGTERM handlers for the duration of the run (default true). */
   handleSignals?: boolean;
   /** Human text (stderr). */
@@ -89,7 +93,8 @@ function stopControl(name: string, hooks: RunHooks, finished: () => boolean) {
   const state: { interrupted?: StopSignal; stopped?: string; stopping?: Promise<void> } = {};
   const stopContainer = (why: string) => {
     hooks.log?.(`sandbox-run: ${why}: stopping container ${name}`);
-    state.stopping ??= stopUntilGone(name, hooks.stopGraceSeconds ?? 3, finished, () => aborter.abort());
+    const grace = typeof hooks.stopGraceSeconds === 'function' ? hooks.stopGraceSeconds(why) : (hooks.stopGraceSeconds ?? 3);
+    state.stopping ??= stopUntilGone(name, grace, finished, () => aborter.abort());
   };
   const onSignal = (signal: StopSignal) => {
     state.interrupted ??= signal;
