@@ -27,7 +27,7 @@ const fastestWriteBytesPerMs = (2 * 2 ** 30) / 1000;
 const pollBoundsMs = { min: 20, max: 250 };
 
 /** The poll period for this much room left: half of it cannot be written between two polls. */
-export function pollPeriodMs(roomBytes: number): number {
+function pollPeriodMs(roomBytes: number): number {
   const ms = roomBytes / 2 / fastestWriteBytesPerMs;
   return Math.round(Math.min(pollBoundsMs.max, Math.max(pollBoundsMs.min, ms)));
 }
