@@ -13,8 +13,16 @@ import { cgroupLayout, killContainerNow } from '../dist/index.js';
 const busybox = 'localhost/agent-sandbox-busybox:latest';
 // Rootless, a parent exists only on cgroup v2 (inside the user's delegated tree).
 const req = needs({ root: cgroupMode() !== 'v2', podman: true, images: [busybox] });
-// As root, podman's default nofile is above this host's hard limit; rootless it takes the user's own.
-const ulimits = process.getuid?.() === 0 ? ['--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096'] : [];
+/**
+ * podman's default nofile can be above this process's hard limit (it is as root here): ask for
+ * at most 4096 and never above the hard limits, as sandbox-run does for sessions.
+ */
+function ulimitFlags(): string[] {
+  const limits = readFileSync('/proc/self/limits', 'utf8');
+  const hard = (row: string) => Number(new RegExp(`^${row}\\s+\\S+\\s+(\\S+)`, 'm').exec(limits)?.[1]);
+  const capped = (row: string) => (Number.isFinite(hard(row)) ? Math.min(4096, hard(row)) : 4096);
+  return ['--ulimit', `nofile=${capped('Max open files')}:${capped('Max open files')}`, '--ulimit', `nproc=${capped('Max processes')}:${capped('Max processes')}`];
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until(ok: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
@@ -31,9 +39,16 @@ t.test("the container's processes are killed through its cgroup; conmon is not, 
   // PID 1 ignores TERM and keeps three children busy: a stop that needed its cooperation would not end it.
   const script = 'trap "" TERM; for i in 1 2 3; do (trap "" TERM; while :; do sleep 1; done) & done; touch /dev/shm/up; wait';
   const run = spawnPodmanAttached(
-    ['run', '--rm', '--name', name, '--cgroup-parent', parent.arg, '--cidfile', cidfile, ...ulimits, busybox, 'sh', '-c', script],
-    { stdio: 'ignore' },
+    ['run', '--rm', '--name', name, '--network=none', '--cgroup-parent', parent.arg, '--cidfile', cidfile, ...ulimitFlags(), busybox, 'sh', '-c', script],
+    { stdio: ['ignore', 'ignore', { file: path.join(dir, 'podman.stderr') }] },
   );
+  const podmanSaid = () => {
+    try {
+      return readFileSync(path.join(dir, 'podman.stderr'), 'utf8').trim().split('\n').slice(-3).join(' | ');
+    } catch {
+      return '';
+    }
+  };
   const cid = () => {
     try {
       return readFileSync(cidfile, 'utf8').trim();
@@ -42,7 +57,8 @@ t.test("the container's processes are killed through its cgroup; conmon is not, 
     }
   };
   const up = await until(async () => cid() !== '' && (await runPodman(['exec', name, 'test', '-e', '/dev/shm/up'], { expect: 'any' })).exitCode === 0, 60_000);
-  t.ok(up, 'the container runs its four processes');
+  t.ok(up, `the container runs its four processes${up ? '' : ` (podman: ${podmanSaid()})`}`);
+  if (!up) return;
   const layout = cgroupLayout(parent.relPath, cgroupMode());
   const began = Date.now();
   const how = killContainerNow(layout, cid());
@@ -50,7 +66,7 @@ t.test("the container's processes are killed through its cgroup; conmon is not, 
   let timer: NodeJS.Timeout | undefined;
   const status = await Promise.race([run, new Promise((r) => (timer = setTimeout(r, 20_000, 'not within 20 s')))]);
   clearTimeout(timer);
-  t.equal(status, 137, `podman run reports the container killed (${Date.now() - began} ms after the kill)`);
+  t.equal(status, 137, `podman run reports the container killed (${Date.now() - began} ms after the kill)${status === 137 ? '' : `; podman: ${podmanSaid()}`}`);
   t.equal((await runPodman(['container', 'exists', name], { expect: 'any' })).exitCode, 1, 'and removed it');
 });
 
