@@ -57,8 +57,10 @@ export const podmanBinary =
     .map((dir) => `${dir}/podman`)
     .find((candidate) => existsSync(candidate)) ?? 'podman';
 
-const scratchPrefix = 'agent-sandbox-podman-';
 const scratchName = /^agent-sandbox-podman-(\d+)-/;
+
+/** The start of the name of every scratch directory process `pid` makes (see podmanScratchDir). */
+export const scratchDirPrefix = (pid: number) => `agent-sandbox-podman-${pid}-`;
 
 /**
  * A scratch working directory for one podman process. conmon writes a file named "oom" into
@@ -69,7 +71,7 @@ const scratchName = /^agent-sandbox-podman-(\d+)-/;
  */
 
 export function podmanScratchDir(): { dir: string; remove(): void } {
-  const dir = mkdtempSync(path.join(os.tmpdir(), `${scratchPrefix}${process.pid}-`));
+  const dir = mkdtempSync(path.join(os.tmpdir(), scratchDirPrefix(process.pid)));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 

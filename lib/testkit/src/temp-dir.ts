@@ -1,5 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { readdirSync } from 'node:fs';
+import { scratchDirPrefix } from '@agent-sandbox/shared/podman';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -21,5 +22,5 @@ export async function tempDir(t: Teardown, prefix = 'agent-sandbox-test-'): Prom
  */
 export function scratchDirsOf(pid: number | undefined, tmp = '/tmp'): string[] {
   if (pid === undefined) return [];
-  return readdirSync(tmp).filter((name) => name.startsWith(`agent-sandbox-podman-${pid}-`));
+  return readdirSync(tmp).filter((name) => name.startsWith(scratchDirPrefix(pid)));
 }

@@ -7,22 +7,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { cgroupMode } from '@agent-sandbox/shared';
 import { runPodman, spawnPodmanAttached } from '@agent-sandbox/shared/podman';
-import { containerName, needs, testCgroupParent } from '@agent-sandbox/testkit';
+import { containerName, hardeningFlags, needs, testCgroupParent } from '@agent-sandbox/testkit';
 import { cgroupLayout, killContainerNow } from '../dist/index.js';
 
 const busybox = 'localhost/agent-sandbox-busybox:latest';
 // Rootless, a parent exists only on cgroup v2 (inside the user's delegated tree).
 const req = needs({ root: cgroupMode() !== 'v2', podman: true, images: [busybox] });
-/**
- * podman's default nofile can be above this process's hard limit (it is as root here): ask for
- * at most 4096 and never above the hard limits, as sandbox-run does for sessions.
- */
-function ulimitFlags(): string[] {
-  const limits = readFileSync('/proc/self/limits', 'utf8');
-  const hard = (row: string) => Number(new RegExp(`^${row}\\s+\\S+\\s+(\\S+)`, 'm').exec(limits)?.[1]);
-  const capped = (row: string) => (Number.isFinite(hard(row)) ? Math.min(4096, hard(row)) : 4096);
-  return ['--ulimit', `nofile=${capped('Max open files')}:${capped('Max open files')}`, '--ulimit', `nproc=${capped('Max processes')}:${capped('Max processes')}`];
-}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until(ok: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
@@ -39,7 +29,7 @@ t.test("the container's processes are killed through its cgroup; conmon is not, 
   // PID 1 ignores TERM and keeps three children busy: a stop that needed its cooperation would not end it.
   const script = 'trap "" TERM; for i in 1 2 3; do (trap "" TERM; while :; do sleep 1; done) & done; touch /dev/shm/up; wait';
   const run = spawnPodmanAttached(
-    ['run', '--rm', '--name', name, '--network=none', '--cgroup-parent', parent.arg, '--cidfile', cidfile, ...ulimitFlags(), busybox, 'sh', '-c', script],
+    ['run', '--rm', '--name', name, ...hardeningFlags, '--cgroup-parent', parent.arg, '--cidfile', cidfile, busybox, 'sh', '-c', script],
     { stdio: ['ignore', 'ignore', { file: path.join(dir, 'podman.stderr') }] },
   );
   const podmanSaid = () => {
