@@ -141,6 +141,20 @@ export function removeParent(layout: CgroupLayout, waitMs = 3000): string[] {
   return left;
 }
 
+/** Every cgroup below `dir` (depth first, a few levels: the container's scope and crun's child). */
+export function descendants(dir: string, depth = 3): string[] {
+  if (depth === 0) return [];
+  let names: string[];
+  try {
+    names = readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => [path.join(dir, name), ...descendants(path.join(dir, name), depth - 1)]);
+}
+
 /** cgroup v2's own answer to "does anything run in here or below" (false where there is no cgroup.events). */
 export function populated(dir: string): boolean {
   try {

@@ -12,27 +12,13 @@
  * forking): one look every 200 ms sees it. A single rejected fork in the last moments before the
  * container exits can be missed; the kernel log (root) still names it.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { CgroupLayout } from './cgroup-tree.js';
+import { descendants, type CgroupLayout } from './cgroup-tree.js';
 import { parseKeyed, type Counters } from './counters.js';
 
 /** The counter key the watch reports (kept next to the parent's own in evidence.cgroup.counters). */
 export const descendantPidsKey = 'descendants/pids.events:max';
-
-/** Every cgroup below `dir` (depth first, a few levels: the container's scope and crun's child). */
-function descendants(dir: string, depth = 3): string[] {
-  if (depth === 0) return [];
-  let names: string[];
-  try {
-    names = readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isDirectory())
-      .map((e) => e.name);
-  } catch {
-    return [];
-  }
-  return names.flatMap((name) => [path.join(dir, name), ...descendants(path.join(dir, name), depth - 1)]);
-}
 
 /** The largest pids.events "max" among the parent's descendants now (0 when none has one). */
 export function descendantPidsEvents(layout: CgroupLayout): number {

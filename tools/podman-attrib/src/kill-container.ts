@@ -7,7 +7,7 @@
  */
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { CgroupLayout } from './cgroup-tree.js';
+import { descendants, type CgroupLayout } from './cgroup-tree.js';
 
 /** The container's own cgroup directory, one level below the parent's directory in one hierarchy. */
 function containerDir(parentDir: string, containerId: string): string | undefined {
@@ -19,16 +19,15 @@ function containerDir(parentDir: string, containerId: string): string | undefine
   }
 }
 
-/** Every pid in the tree's cgroup.procs files, the directory's own first. */
+/** Every pid in the cgroup.procs files of `dir` and the cgroups below it. */
 function treePids(dir: string): number[] {
-  let pids: number[] = [];
-  try {
-    pids = readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
-    for (const d of readdirSync(dir, { withFileTypes: true })) if (d.isDirectory()) pids.push(...treePids(path.join(dir, d.name)));
-  } catch {
-    // a cgroup that went away holds nothing to kill
-  }
-  return pids;
+  return [dir, ...descendants(dir)].flatMap((d) => {
+    try {
+      return readFileSync(path.join(d, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+    } catch {
+      return []; // a cgroup that went away holds nothing to kill
+    }
+  });
 }
 
 /**
