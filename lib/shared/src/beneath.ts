@@ -1,0 +1,106 @@
+/**
+ * Host-side file operations under a directory a session could write (its home, its workspace,
+ * its git store, the staging directories), that never follow a symbolic link in any component.
+ *
+ * The agent can plant `home/.codex -> /home/<user>/.codex`; the kernel follows every component
+ * but the last even for unlink(2), so `rm <home>/.codex/auth.json` would remove the user's real
+ * credential. Here a path is resolved beneath its root one component at a time with lstat, and
+ * the first symbolic link met (or a component that is not a directory) ends the walk: the link
+ * is what the caller acts on (removed as a link, never through), and it is reported, so the
+ * ledger can name what the agent planted.
+ *
+ * Call these only once the container is gone: nothing of the session runs then, so what lstat
+ * saw is what the next call acts on. The root itself is the launcher's own directory and must
+ * be a real directory (never a link).
+ */
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, rmSync, type Stats } from 'node:fs';
+import path from 'node:path';
+
+export interface Walked {
+  /** The deepest path reached without following a link. */
+  reached: string;
+  /** The first symbolic link met on the way (the target itself included), when there was one. */
+  link?: string;
+  /** A component that is neither a directory nor a link, met before the last one (a file where a directory should be). */
+  blocked?: string;
+  /** The target's own lstat, when the walk reached it. */
+  stats?: Stats;
+}
+
+function lstatOrUndefined(p: string): Stats | undefined {
+  try {
+    return lstatSync(p);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    throw err;
+  }
+}
+
+/** The components of `target` below `root`; throws when it is not strictly beneath. */
+function componentsBeneath(root: string, target: string): string[] {
+  const rel = path.relative(root, target);
+  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) throw new Error(`${target} is not beneath ${root}`);
+  return rel.split(path.sep);
+}
+
+/** Walks from `root` to `target` with lstat, stopping at the first link, file-in-the-way or missing component. */
+export function walkBeneath(root: string, target: string): Walked {
+  const rootStats = lstatSync(root);
+  if (rootStats.isSymbolicLink() || !rootStats.isDirectory()) throw new Error(`${root} is not a real directory`);
+  const parts = componentsBeneath(root, target);
+  let at = root;
+  for (let i = 0; i < parts.length; i += 1) {
+    const next = path.join(at, parts[i]!);
+    const stats = lstatOrUndefined(next);
+    if (!stats) return { reached: at };
+    if (stats.isSymbolicLink()) return { reached: at, link: next };
+    if (i === parts.length - 1) return { reached: next, stats };
+    if (!stats.isDirectory()) return { reached: at, blocked: next };
+    at = next;
+  }
+  return { reached: at };
+}
+
+export interface Removed {
+  /** The target was there and is gone. */
+  removed: boolean;
+  /** A symbolic link met on the way (or the target itself), removed as a link: what the session planted. */
+  plantedLink?: string;
+}
+
+/**
+ * Removes `target` (recursively when it is a directory: node's rm never follows links inside a
+ * tree) beneath `root`. A link on the way is unlinked itself and reported; its target is never
+ * touched.
+ */
+export function removeBeneath(root: string, target: string): Removed {
+  const walked = walkBeneath(root, target);
+  if (walked.link) {
+    rmSync(walked.link, { force: true });
+    return { removed: walked.link === target, plantedLink: walked.link };
+  }
+  if (!walked.stats) return { removed: false };
+  rmSync(target, { recursive: true, force: true });
+  return { removed: true };
+}
+
+/**
+ * Reads at most `maxBytes` of a regular file beneath `root`, following no link: undefined when it
+ * is missing, a link (anywhere on the way), or not a regular file.
+ */
+export function readBeneath(root: string, target: string, maxBytes: number): { data: Buffer; size: number; plantedLink?: string } | { data?: undefined; plantedLink?: string } {
+  const walked = walkBeneath(root, target);
+  if (walked.link) return { plantedLink: walked.link };
+  if (!walked.stats?.isFile()) return {};
+  // O_NOFOLLOW on the last component, O_NONBLOCK so a FIFO swapped in cannot hang the read.
+  const fd = openSync(target, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile() || info.ino !== walked.stats.ino) return {};
+    const buffer = Buffer.alloc(Math.min(info.size, maxBytes));
+    const got = readSync(fd, buffer, 0, buffer.length, 0);
+    return { data: buffer.subarray(0, got), size: info.size };
+  } finally {
+    closeSync(fd);
+  }
+}
