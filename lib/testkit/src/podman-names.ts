@@ -42,7 +42,20 @@ export async function leakedContainers(): Promise<string[]> {
     .filter((l) => l.startsWith(testPrefix));
 }
 
-/** True when the image exists locally. */
+/** The script that builds an image: the agents image has its own (its npm tree), the rest build together. */
+export function imageBuildScript(image: string): string {
+  return image === 'localhost/agent-sandbox-agents:latest' ? 'image/build-agents.sh' : 'image/build-all.sh';
+}
+
+/**
+ * True when the image exists locally, false when podman says it does not (`podman image
+ * exists` exits 1 and says nothing). Any other answer (podman failing, timing out, an exit 1
+ * with a reason on stderr) throws: a broken podman is a failure to report, never "missing".
+ */
 export async function imageExists(image: string): Promise<boolean> {
-  return (await runPodman(['image', 'exists', image], { expect: 'any' })).exitCode === 0;
+  const out = await runPodman(['image', 'exists', image], { expect: [0, 1] });
+  if (out.exitCode === 1 && out.stderr.trim() !== '') {
+    throw new Error(`podman image exists ${image} failed (exit 1): ${out.stderr.trim().slice(-500)}; whether the image is here is unknown`);
+  }
+  return out.exitCode === 0;
 }
