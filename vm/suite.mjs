@@ -2,11 +2,14 @@
 // The VM tier's two host-side steps around the guest, so the shell scripts stay plumbing:
 //   node vm/suite.mjs lists SUITE_TXT REPO OUTDIR   suite.txt -> OUTDIR/{root,user}.list
 //   node vm/suite.mjs totals OUTDIR LISTDIR         per-user totals of OUTDIR/{root,user}.tap
-// `totals` exits 1 when a listed file did not run, anything failed, a runner exited non-zero
-// or no assertion passed: an empty or cut-short TAP stream is a failure, never a pass.
+// `totals` exits 1 when a listed file did not run, anything failed, a runner exited non-zero,
+// no assertion passed (an empty or cut-short TAP stream is a failure, never a pass) or a test
+// skipped for a reason the guest's machine does not have (scripts/skips.mjs); every skip is
+// printed with its reason.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Parser } from 'tap-parser';
+import { judge, report, skipsOf } from '../scripts/skips.mjs';
 
 const users = ['root', 'user'];
 
@@ -85,7 +88,8 @@ function totals(outDir, listDir) {
       bad += 1;
       continue;
     }
-    const c = countTap(readFileSync(tapFile, 'utf8'));
+    const tapText = readFileSync(tapFile, 'utf8');
+    const c = countTap(tapText);
     const statusFile = path.join(outDir, `${who}.status`);
     const status = existsSync(statusFile) ? readFileSync(statusFile, 'utf8').trim() : 'missing';
     const ran = new Set(c.files.names);
@@ -94,12 +98,15 @@ function totals(outDir, listDir) {
       `vm: ${label}: ${c.files.names.length}/${listed.length} test files (${c.files.pass} passed, ${c.files.fail} failed, ${c.files.skip} skipped); ` +
         `assertions: ${c.asserts.pass} pass, ${c.asserts.fail} fail, ${c.asserts.skip} skip, ${c.asserts.todo} todo; tap exit ${status}`,
     );
+    const skips = report(judge(skipsOf(tapText), `vm-${who}`), `vm-${who}`);
+    for (const line of skips.lines) console.log(`vm: ${label}: ${line}`);
     const problems = [];
     if (notRun.length > 0) problems.push(`did not run: ${notRun.join(', ')}`);
     if (c.files.fail > 0 || c.asserts.fail > 0) problems.push('failures');
     if (c.asserts.pass === 0) problems.push('no assertion passed');
     if (c.bailout) problems.push('bailed out');
     if (status !== '0') problems.push(`tap exited ${status}`);
+    if (skips.unexpected > 0) problems.push(`${skips.unexpected} skip(s) the guest has what they need for`);
     const leakFile = path.join(outDir, `leak-${who}.status`);
     const leak = existsSync(leakFile) ? readFileSync(leakFile, 'utf8').trim() : 'missing';
     if (leak !== '0') problems.push(`the leak check ${leak === 'missing' ? 'did not run' : `found leftovers (${path.join(outDir, `leak-${who}.log`)})`}`);

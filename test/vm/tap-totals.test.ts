@@ -40,6 +40,17 @@ t.test('a passing file: its leaves are counted (a subtest\'s own point is not), 
   t.match(out.stdout, /root: 1\/1 test files \(1 passed, 0 failed, 0 skipped\); assertions: 2 pass, 0 fail, 1 skip, 0 todo; tap exit 0/);
 });
 
+t.test('every skip is printed with its reason; one the guest has what it needs for fails the tier', async (t) => {
+  const ok = await totals(t, { ...(await runTap([pass])), list: [pass] });
+  t.match(ok.stdout, /root: skips \(vm-root\): 1 skipped, 0 unexpected/);
+  t.match(ok.stdout, /a skipped subtest # SKIP needs a non-root user \(a fixture: root in the guest lacks one\) -- ok: this machine lacks a non-root user/);
+  const image = 'test/vm/fixtures/skips-an-image.fixture.mjs';
+  const out = await totals(t, { ...(await runTap([image])), list: [image] });
+  t.equal(out.exitCode, 1, 'nothing failed, yet the tier fails');
+  t.match(out.stdout, /a containment claim # SKIP needs the image localhost\/astest-absent:latest .* -- UNEXPECTED/);
+  t.match(out.stdout, /FAILED \(1 skip\(s\) the guest has what they need for\)/);
+});
+
 t.test('a failing assertion fails the tier and is counted', async (t) => {
   const run = await runTap([pass, fail]);
   const out = await totals(t, { ...run, list: [pass, fail] });
