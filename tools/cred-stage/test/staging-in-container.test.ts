@@ -2,10 +2,12 @@
 // the staged source is read-only inside, the installed copy is writable, a refresh inside
 // leaves the host file byte-identical with its mtime unchanged, and a canary token shows up
 // nowhere it must not: tool output, stderr, container logs, podman inspect, the process
-// lists, the environment inside, the image.
+// lists, the environment inside, and the files the session wrote into its container (read
+// through `podman diff` and `podman mount` after the canary was staged; the same search finds
+// the installed copy before the refresh replaces it).
 import t from 'tap';
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import { runPodman } from '@agent-sandbox/shared/podman';
@@ -26,6 +28,27 @@ const hardening = [
 ];
 
 const sha256 = async (file: string) => createHash('sha256').update(await readFile(file)).digest('hex');
+
+/**
+ * The files the container added or changed in its own layer (`podman diff`) that hold
+ * `needle`, read through `podman mount`: what a session left in its container, written after
+ * the canary existed (the image, built before, cannot hold a fresh canary).
+ */
+async function layerFilesHolding(name: string, needle: string): Promise<string[]> {
+  const diff = await runPodman(['diff', '--format', 'json', name]);
+  const changed = [...(JSON.parse(diff.stdout).added ?? []), ...(JSON.parse(diff.stdout).changed ?? [])] as string[];
+  const root = (await runPodman(['mount', name])).stdout.trim();
+  try {
+    const holding: string[] = [];
+    for (const file of changed) {
+      const info = await lstat(path.join(root, file)).catch(() => undefined);
+      if (info?.isFile() && (await readFile(path.join(root, file))).includes(needle)) holding.push(file);
+    }
+    return holding;
+  } finally {
+    await runPodman(['unmount', name], { expect: 'any' });
+  }
+}
 
 t.before(async () => {
   if (!(await imageExists(image))) throw new Error(`${image} is missing: run bash image/build-all.sh`);
@@ -70,10 +93,6 @@ t.test('staged read-only, copied writable, refreshed inside, host file untouched
     'chmod 600 /sandbox-secrets/codex/auth.json 2>&1 | sed "s/^/chmod-source: /"',
     'echo "copy=$(stat -c "%a %U" ~/.codex/auth.json) dir=$(stat -c "%a %U" ~/.codex)"',
     'echo "copyhash=$(sha256sum < ~/.codex/auth.json | cut -d" " -f1)"',
-    // A refresh as codex does it: rewrite auth.json (write a new file, rename it over).
-    `printf '{"tokens":{"access_token":"refreshed-inside"}}' > ~/.codex/auth.json.new && mv ~/.codex/auth.json.new ~/.codex/auth.json && echo refresh=ok`,
-    `printf '{"tokens":{"access_token":"rewritten-in-place"}}' > ~/.codex/auth.json && echo rewrite=ok`,
-    'echo "sourcehash=$(sha256sum < /sandbox-secrets/codex/auth.json | cut -d" " -f1)"',
   ].join('\n');
   const inside = await runPodman(['exec', name, 'sh', '-c', script], { timeoutMs: 30_000 });
   seen.push(inside.stdout, inside.stderr);
@@ -82,9 +101,20 @@ t.test('staged read-only, copied writable, refreshed inside, host file untouched
   t.match(inside.stdout, /^chmod-source: .*Read-only file system/m, 'even its owner cannot chmod it: the mount is read-only');
   t.match(inside.stdout, /^copy=600 agent dir=700 agent$/m, 'the copy is 0600 in a 0700 dir, owned by the agent user');
   t.match(inside.stdout, new RegExp(`^copyhash=${before.hash}$`, 'm'), 'the installed copy has the host bytes (so the canary was inside)');
-  t.match(inside.stdout, /^refresh=ok$/m, 'the copy is writable: a refresh by rename succeeds');
-  t.match(inside.stdout, /^rewrite=ok$/m, 'and so does a rewrite in place');
-  t.match(inside.stdout, new RegExp(`^sourcehash=${before.hash}$`, 'm'), 'the staged source is unchanged inside');
+  t.same(await layerFilesHolding(name, secret), ['/sandbox/home/.codex/auth.json'], "control: the search of the container's own files finds the canary in the installed copy, and only there");
+
+  // A refresh as codex does it: rewrite auth.json (write a new file, rename it over); then in place.
+  const refresh = [
+    `printf '{"tokens":{"access_token":"refreshed-inside"}}' > ~/.codex/auth.json.new && mv ~/.codex/auth.json.new ~/.codex/auth.json && echo refresh=ok`,
+    `printf '{"tokens":{"access_token":"rewritten-in-place"}}' > ~/.codex/auth.json && echo rewrite=ok`,
+    'echo "sourcehash=$(sha256sum < /sandbox-secrets/codex/auth.json | cut -d" " -f1)"',
+  ].join('\n');
+  const refreshed = await runPodman(['exec', name, 'sh', '-c', refresh], { timeoutMs: 30_000 });
+  seen.push(refreshed.stdout, refreshed.stderr);
+  t.match(refreshed.stdout, /^refresh=ok$/m, 'the copy is writable: a refresh by rename succeeds');
+  t.match(refreshed.stdout, /^rewrite=ok$/m, 'and so does a rewrite in place');
+  t.match(refreshed.stdout, new RegExp(`^sourcehash=${before.hash}$`, 'm'), 'the staged source is unchanged inside');
+  t.same(await layerFilesHolding(name, secret), [], 'after the refresh no file the session wrote in its container holds the canary (no leftover copy, temp file or log)');
 
   // Where the canary must not be, while the container runs.
   const inspect = await runPodman(['inspect', name]);
@@ -106,11 +136,6 @@ t.test('staged read-only, copied writable, refreshed inside, host file untouched
   t.equal(await sha256(mount.source), stagedHash, 'the staged copy is byte-identical too');
   t.notOk(seen.join('\n').includes(secret), 'no tool output, stderr, container log or inspect carried the canary');
   t.notOk(JSON.stringify(staged.json).includes(secret), 'the plan the launcher records in its ledger has no canary');
-
-  const saved = `${base}/image.tar`;
-  await runPodman(['save', '--quiet', '-o', saved, image], { timeoutMs: 120_000 });
-  t.notOk((await readFile(saved)).includes(secret), 'the image has no canary in any layer');
-  await rm(saved);
 });
 
 t.test('a root-owned 0600 host file mounted directly is unreadable to uid 1000: the entrypoint fails closed with 85', async (t) => {
