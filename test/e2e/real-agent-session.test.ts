@@ -4,12 +4,19 @@
 // commits. Shown from the host: the edit is in the worktree, the commit in git log, the server
 // saw the staged canary as the bearer token, the host credential file is byte-identical with
 // its mtime unchanged, and the ledger line carries the peaks. The canary is in no output, no
-// ledger and not in the container's configuration (podman argv of the plan).
+// ledger and not in the container's configuration (podman argv of the plan). The server records
+// every request whole (credential headers as their hash): the staged canary arrived as the
+// credential of every request and nowhere else, and the other runtime's credential, which the
+// host HOME also holds, arrived nowhere; a control shows that what the agent read from its
+// workspace did reach the server in a request body, where a leaked token would be found.
 import t from 'tap';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { validateDocument } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
+import { sightingsOf } from '@agent-sandbox/testkit';
 import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
 import { agentArgs, agentsImage, credentialPath, demoSteps, ensureAgentsImage, hostGit, measuredLimitFlags, realSession, type RealRuntime } from './fixtures/real-agent-session.js';
 
@@ -45,6 +52,12 @@ for (const row of rows) {
   const skip = chosenRows.includes(row) ? false : `AGENT_SANDBOX_REAL_RUNTIMES=${chosen?.join(',')} leaves ${row.runtime} out`;
   t.test(`${row.runtime}: the real CLI edits, tests and commits in the contained workspace, presenting the staged credential`, { skip }, async (t) => {
     const s = await realSession(t, { runtime: row.runtime, label: row.runtime });
+    // The host user's credential for the other runtime: this session must not carry it anywhere.
+    const other = row.runtime === 'codex' ? 'claude' : 'codex';
+    const otherCanary = `sk-canary-other-${other}-${randomBytes(8).toString('hex')}`;
+    const otherFile = path.join(s.hostHome, credentialPath[other]);
+    await mkdir(path.dirname(otherFile), { recursive: true, mode: 0o700 });
+    await writeFile(otherFile, JSON.stringify(other === 'codex' ? { auth_mode: 'apikey', OPENAI_API_KEY: otherCanary } : { claudeAiOauth: { accessToken: otherCanary, refreshToken: otherCanary, expiresAt: Date.now() + 86_400_000, scopes: ['user:inference'] } }), { mode: 0o600 });
 
     // The binary is real: it answers --version inside the same image, through the launcher.
     const version = await s.run(['run', ...s.launcherFlags, '--', '--version']);
@@ -74,6 +87,13 @@ for (const row of rows) {
       'the server answered every scripted step once, in order',
     );
     t.ok(requests.length > 0 && requests.every((r) => r.tokenMatched === true), 'the bearer token the agent presented is the staged canary');
+
+    // What reached the server, searched for both canaries (every request, side requests too).
+    const all = await s.server.requests();
+    t.ok(requests.every((r) => sightingsOf([r], s.canary).asCredential.length === 1), 'control: each main request carried the staged canary as its credential header (its hash in the record)');
+    t.ok(all.some((r) => r.received?.body.includes('return a - b;')), 'control: request bodies are recorded: the file the agent read in its workspace reached the server in a tool result');
+    t.same(sightingsOf(all, s.canary).raw, [], 'the staged canary reached the server in no URL, other header or body');
+    t.same(sightingsOf(all, otherCanary), { raw: [], asCredential: [] }, `the host's ${other} credential reached the server nowhere`);
 
     // The host credential file is untouched.
     t.equal(s.credential.sha256(), s.credential.sha256Before, 'the host credential file is byte-identical');
@@ -113,6 +133,7 @@ for (const row of rows) {
       ['the model server record', readFileSync(path.join(s.base, 'model-requests.jsonl'), 'utf8')],
     ] as const) {
       t.notOk(text.includes(s.canary), `the canary is not in ${what}`);
+      t.notOk(text.includes(otherCanary), `the other runtime's canary is not in ${what}`);
     }
     ran++;
   });

@@ -13,8 +13,11 @@
 // The step answered is chosen by how many tool results the conversation already
 // carries, so retries and side requests (titles, quota checks) never skip a step; a
 // Codex command still running after its first wait is polled to its end first.
-// The bearer token / x-api-key received is never printed or stored: only whether
-// its SHA-256 matches --token-sha256 is recorded ("tokenMatched").
+// Each request is recorded whole (--record, one JSON line): method, URL, every header and the
+// body as received, so a test can search what reached the server for a canary. The credential
+// headers (authorization, x-api-key, proxy-authorization, cookie) are never printed or stored
+// raw: their value is recorded as "sha256:<hex>" of the token (the bearer without "Bearer "),
+// and whether it matches --token-sha256 as "tokenMatched".
 import { createServer } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import { createHash } from 'node:crypto';
@@ -40,6 +43,19 @@ function record(entry) {
   if (recordFile) appendFileSync(recordFile, `${JSON.stringify({ at: new Date().toISOString(), ...entry })}\n`);
 }
 
+const credentialHeaders = new Set(['authorization', 'x-api-key', 'proxy-authorization', 'cookie']);
+const sha256 = (text) => createHash('sha256').update(text).digest('hex');
+
+/** What arrived, as it arrived, but for credential header values: those only as their hash. */
+function received(req, body) {
+  const headers = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    const hide = (v) => `sha256:${sha256(name === 'authorization' && v.startsWith('Bearer ') ? v.slice(7) : v)}`;
+    headers[name] = !credentialHeaders.has(name) ? value : Array.isArray(value) ? value.map(hide) : hide(String(value));
+  }
+  return { method: req.method, url: req.url, headers, body };
+}
+
 function presentedToken(req) {
   const auth = req.headers['authorization'];
   if (typeof auth === 'string' && auth.startsWith('Bearer ')) return auth.slice(7);
@@ -50,7 +66,7 @@ function presentedToken(req) {
 function tokenMatched(req) {
   const token = presentedToken(req);
   if (!token) return false;
-  return createHash('sha256').update(token).digest('hex') === expectedTokenSha;
+  return sha256(token) === expectedTokenSha;
 }
 
 function sse(res, events) {
@@ -107,12 +123,12 @@ function codexPoll(session, results) {
   return { type: 'function_call', id: `fc_poll_${results}`, call_id: `call_poll_${results}`, name: 'write_stdin', arguments: JSON.stringify({ session_id: session, chars: '', yield_time_ms: execYieldMs }) };
 }
 
-function answerCodex(req, res, body) {
+function answerCodex(req, res, body, note) {
   const { step: n, runningSession, results } = codexProgress(body);
   const step = steps[n] ?? { say: 'done' };
   // A poll answers no step: recorded as a side request, like Claude Code's title requests.
   const polling = runningSession !== null;
-  record({ api: 'responses', step: n, ...(polling ? { side: true } : {}), host: req.headers.host ?? null, tokenMatched: tokenMatched(req), kind: polling ? 'poll' : Object.keys(step)[0] });
+  note({ api: 'responses', step: n, ...(polling ? { side: true } : {}), host: req.headers.host ?? null, tokenMatched: tokenMatched(req), kind: polling ? 'poll' : Object.keys(step)[0] });
   const item = polling ? codexPoll(runningSession, results) : codexItem(step, n);
   const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
   sse(res, [
@@ -131,11 +147,11 @@ function claudeStepIndex(body) {
   return n;
 }
 
-function answerClaude(req, res, body) {
+function answerClaude(req, res, body, note) {
   const main = Array.isArray(body.tools) && body.tools.length > 0;
   const n = main ? claudeStepIndex(body) : -1;
   const step = main ? steps[n] ?? { say: 'done' } : { say: 'ok' };
-  record({ api: 'messages', step: n, side: !main, host: req.headers.host ?? null, tokenMatched: tokenMatched(req), kind: Object.keys(step)[0] });
+  note({ api: 'messages', step: n, side: !main, host: req.headers.host ?? null, tokenMatched: tokenMatched(req), kind: Object.keys(step)[0] });
   const message = { id: `msg_${n}`, type: 'message', role: 'assistant', model: body.model ?? 'claude-test', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } };
   const events = [['message_start', { type: 'message_start', message }]];
   let stop = 'end_turn';
@@ -167,21 +183,25 @@ function handle(req, res) {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
+    const text = Buffer.concat(chunks).toString('utf8');
+    const note = (entry) => record({ ...entry, received: received(req, text) });
     let body = {};
     try {
-      body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {};
+      body = text ? JSON.parse(text) : {};
     } catch {
       body = {};
     }
     const path = (req.url ?? '').split('?')[0];
-    if (req.method === 'POST' && path.endsWith('/responses')) return answerCodex(req, res, body);
-    if (req.method === 'POST' && path.endsWith('/v1/messages')) return answerClaude(req, res, body);
+    if (req.method === 'POST' && path.endsWith('/responses')) return answerCodex(req, res, body, note);
+    if (req.method === 'POST' && path.endsWith('/v1/messages')) return answerClaude(req, res, body, note);
     if (req.method === 'POST' && path.endsWith('/oauth/token')) {
-      record({ api: 'refresh', tokenMatched: tokenMatched(req) });
+      // The refresh token is a credential too: its value only as its hash.
+      const hidden = text.replace(/("refresh_token"\s*:\s*")([^"]*)(")/g, (_, a, v, b) => `${a}sha256:${sha256(v)}${b}`);
+      record({ api: 'refresh', tokenMatched: tokenMatched(req), received: received(req, hidden) });
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ access_token: refreshTokens.access, refresh_token: refreshTokens.refresh, id_token: refreshTokens.access, expires_in: 3600 }));
     }
-    record({ api: 'other', method: req.method, path, host: req.headers.host ?? null });
+    note({ api: 'other', method: req.method, path, host: req.headers.host ?? null });
     res.writeHead(404, { 'content-type': 'application/json' });
     res.end('{"error":"not found"}');
   });

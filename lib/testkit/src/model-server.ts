@@ -16,6 +16,14 @@ import type { Teardown } from './temp-dir.js';
 
 export type ScriptStep = { exec: string } | { write: { path: string; content: string } } | { say: string };
 
+/** A request as the server received it; credential header values only as "sha256:<hex>" of the token. */
+export interface ReceivedRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[]>;
+  body: string;
+}
+
 export interface ModelRequest {
   api: string;
   step?: number;
@@ -28,6 +36,35 @@ export interface ModelRequest {
   host?: string | null;
   method?: string;
   path?: string;
+  /** Everything that arrived (model-server.mjs records every request whole). */
+  received?: ReceivedRequest;
+}
+
+/** Where a secret reached the model server, request by request ("#i api step: where"). */
+export interface Sightings {
+  /** Its raw value anywhere in a request: URL, a header, the body. */
+  raw: string[];
+  /** Its SHA-256 as a credential header's value: presented as the token. */
+  asCredential: string[];
+}
+
+/** Searches what the server received for `secret`, raw and as a presented credential. */
+export function sightingsOf(requests: ModelRequest[], secret: string): Sightings {
+  const hashed = `sha256:${createHash('sha256').update(secret).digest('hex')}`;
+  const out: Sightings = { raw: [], asCredential: [] };
+  requests.forEach((r, i) => {
+    const at = `#${i} ${r.api}${r.step === undefined ? '' : ` step ${r.step}`}`;
+    const got = r.received;
+    if (!got) return;
+    if (got.url.includes(secret)) out.raw.push(`${at}: the URL`);
+    for (const [name, value] of Object.entries(got.headers)) {
+      const values = Array.isArray(value) ? value : [value];
+      if (values.some((v) => v.includes(secret))) out.raw.push(`${at}: header ${name}`);
+      if (values.includes(hashed)) out.asCredential.push(`${at}: header ${name}`);
+    }
+    if (got.body.includes(secret)) out.raw.push(`${at}: the body`);
+  });
+  return out;
 }
 
 export interface ModelServer {
