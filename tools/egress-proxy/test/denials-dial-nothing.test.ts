@@ -1,7 +1,7 @@
 // Every denial is a 403 with X-Proxy-Error naming the rule, one log line, and nothing dialed.
 // Where a row's target is on the public side, the fake internet's servers count no connection
 // (the broker library with the fake internet's resolver). Where it is the broker's own host (its
-// loopback, the metadata address, an address of its own), the broker runs in a network
+// loopback, the metadata address, an address of its own, its private network), the broker runs in a network
 // namespace of its own that has a listener at each of those targets, and each counts no
 // connection; control: the same dial from there without the broker reaches every listener.
 import t from 'tap';
@@ -11,7 +11,13 @@ import { startHostTargets } from './fixtures/host-targets.js';
 
 const fi = await startFakeInternet(t, { dir: await tempDir(t, 'astest-fi-') });
 /** The broker's host, with listeners: the names the rows resolve, as its /etc/hosts has them. */
-const host = await startHostTargets(t, fi.hostSide.v4, { 'loopback.test': '127.0.0.1', 'metadata.test': '169.254.169.254', 'hostside.test': fi.hostSide.v4 });
+const host = await startHostTargets(t, fi.hostSide.v4, [
+  ['loopback.test', '127.0.0.1'],
+  ['metadata.test', '169.254.169.254'],
+  ['hostside.test', fi.hostSide.v4],
+  ['mixed.test', fi.api.v4],
+  ['mixed.test', '10.0.0.1'],
+]);
 
 /** onHost: the row's target is the broker's host; `dials` is the address its line names. */
 type Row = { label: string; allow: string[]; deny?: string[]; request: string; status?: number; rule: string; resolves?: string[]; onHost?: { dials: string } };
@@ -31,7 +37,7 @@ const rows: Row[] = [
   { label: 'a name that resolves to 169.254.169.254', allow: ['metadata.test'], request: connect('metadata.test:443'), rule: 'metadata-address', onHost: { dials: '169.254.169.254' } },
   { label: 'the metadata service by plain http', allow: ['169.254.169.254:80'], request: get('http://169.254.169.254/latest/meta-data/'), rule: 'metadata-address', onHost: { dials: '169.254.169.254' } },
   { label: 'a name that resolves to an address of the host', allow: ['hostside.test'], request: connect('hostside.test:443'), rule: 'host-address', onHost: { dials: fi.hostSide.v4 } },
-  { label: 'a name with one public and one private address', allow: ['mixed.test'], request: connect('mixed.test:443'), rule: 'private-address' },
+  { label: 'a name with one public and one private address', allow: ['mixed.test'], request: connect('mixed.test:443'), rule: 'private-address', onHost: { dials: '10.0.0.1' } },
   { label: 'a name that does not resolve', allow: ['nosuch.test'], request: connect('nosuch.test:443'), rule: 'resolve-failed', resolves: ['nosuch.test'] },
   { label: 'a line the broker cannot parse', allow: ['api.openai.com'], request: 'HELLO\r\n\r\n', status: 400, rule: 'bad-request', resolves: [] },
   { label: 'a request in origin form', allow: ['api.openai.com'], request: 'GET / HTTP/1.1\r\nHost: api.openai.com\r\n\r\n', status: 400, rule: 'bad-request' },
