@@ -18,8 +18,9 @@ import { gitKinds, hostTargets, startAll } from './escape/runs.js';
 import type { Settled } from './escape/session-kit.js';
 
 // Root: the host user is simulated with setpriv and the workspaces are handed to uid 1000;
-// cgroup v1: the attempts read and write this host's v1 cgroup files.
-const req = needs({ root: true, cgroup: 'v1', podman: true, images: ['localhost/agent-sandbox-agents:latest'], commands: ['setpriv', 'perl', 'git', 'du'] });
+// cgroup v1: the attempts read and write this host's v1 cgroup files; x64: they name system
+// calls by their x86_64 numbers (and the probe stops on another machine).
+const req = needs({ root: true, cgroup: 'v1', arch: 'x64', podman: true, images: ['localhost/agent-sandbox-agents:latest'], commands: ['setpriv', 'perl', 'git', 'du'] });
 const suiteStart = Date.now();
 const attempts = [...networkAttempts, ...mountAttempts, ...namespaceAttempts, ...kernelAttempts, ...hostAttempts, signalAttempt];
 // Started only where the suite can run; the tests below are skipped, with the reason, elsewhere.

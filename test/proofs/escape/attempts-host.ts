@@ -3,6 +3,7 @@
 // Each is also checked from the host where the attempt would leave a trace there.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { plantEuidOnHost } from './host-controls.js';
 import type { ProbeCtx } from './probe-context.js';
 import { errno, refused, type Attempt } from './probe-script.js';
 
@@ -53,15 +54,16 @@ sc kill-0-host-sleep 62 i:${c.hostPid} i:0`,
   },
   {
     key: 'setuid',
-    claim: 'no setuid binary gains anything: NoNewPrivs is 1 and every capability set is 0; su and mount fail, sudo is absent, a setuid copy runs as uid 1000',
+    claim: "no setuid binary gains anything: NoNewPrivs is 1 and every capability set is 0; su and mount fail, sudo is absent, and a root-owned setuid binary planted in the workspace (a mount without nosuid) runs as uid 1000, while on the host the same file run by uid 1000 runs as root",
     peer: 'codex linux-sandbox test_no_new_privs_is_enabled, sandboxed_command_has_no_effective_or_permitted_capabilities; sandbox-runtime "should prevent privilege escalation attempts"',
     script: (c) => String.raw`grep -E '^(NoNewPrivs|Cap(Inh|Prm|Eff|Bnd|Amb)):' /proc/self/status
 echo "setuid-binaries=$(find / -xdev -perm -4000 -type f 2>/dev/null | wc -l)"
 su -c id root < /dev/null; echo "su=$?"
 mount -t tmpfs none /tmp; echo "mount=$?"
 if command -v sudo > /dev/null; then echo "sudo present"; else echo "sudo absent"; fi
-cp /usr/bin/perl ${c.ws.inside}/.astest/suid-perl && chmod 4755 ${c.ws.inside}/.astest/suid-perl && ${c.ws.inside}/.astest/suid-perl -e 'print "suid-copy euid=$> uid=$<\n"'`,
-    check: (t, out) => {
+echo "plant=$(stat -c '%u %a' ${c.setuidPlant.inside}) mount=$(awk '$5 == "${c.ws.inside}" {print $6}' /proc/self/mountinfo)"
+${c.setuidPlant.inside} -e 'print "suid-plant euid=$> uid=$<\n"'`,
+    check: async (t, out, c) => {
       t.match(out, /^NoNewPrivs:\s+1$/m, 'NoNewPrivs is 1');
       for (const set of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb']) t.match(out, new RegExp(`^${set}:\\s+0{16}$`, 'm'), `${set} is 0`);
       t.ok(Number(/^setuid-binaries=(\d+)$/m.exec(out)?.[1]) > 0, 'the image does have setuid-root binaries to try');
@@ -69,7 +71,9 @@ cp /usr/bin/perl ${c.ws.inside}/.astest/suid-perl && chmod 4755 ${c.ws.inside}/.
       t.match(out, /must be superuser/, 'setuid-root mount runs without root: "must be superuser"');
       t.match(out, /^mount=32$/m, 'mount fails');
       t.match(out, /^sudo absent$/m, 'there is no sudo');
-      t.match(out, /^suid-copy euid=1000 uid=1000$/m, 'a setuid copy made inside runs as uid 1000');
+      t.match(out, /^plant=0 4755 mount=rw,(?!.*nosuid)/m, 'inside, the plant is root-owned and setuid, on a mount that honours setuid');
+      t.equal(await plantEuidOnHost(c.setuidPlant.host), 'euid=0 uid=1000', 'control: on the host, uid 1000 running the plant (no NoNewPrivs) gets euid 0');
+      t.match(out, /^suid-plant euid=1000 uid=1000$/m, 'inside, the same plant runs as uid 1000: no privilege gained');
     },
   },
   {

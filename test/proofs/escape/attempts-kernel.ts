@@ -1,14 +1,17 @@
 // Attempts on kernel interfaces from inside a probe session: /proc/sys and /sys, the kernel
 // log, devices, cgroupfs, the kernel keyring, other privileged system calls, the clock and
 // the hostname. A write that must fail writes the value already there (or one the kernel
-// rejects), so that a hole shows in the output and changes nothing on the host.
+// rejects), so that a hole shows in the output and changes nothing on the host. (The kernel
+// log is never cleared to prove a point: its calls read nothing and set an invalid level.)
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { dmesgRestrict, scOnHost } from './host-controls.js';
 import { readHostKey } from './host-keyring.js';
 import type { ProbeCtx } from './probe-context.js';
 import { errno, refused, type Attempt } from './probe-script.js';
 
-const { EPERM, ENOSYS } = errno;
+const { EPERM, ENOSYS, EINVAL } = errno;
+const cgroupLimitFiles = ['memory/memory.limit_in_bytes', 'memory/memory.memsw.limit_in_bytes', 'pids/pids.max', 'cpu/cpu.cfs_quota_us'];
 
 /** Global (not namespaced) sysctls the attempt writes back unchanged; the host checks them after. */
 export const globalSysctls = ['kernel/core_pattern', 'kernel/panic', 'vm/overcommit_memory', 'kernel/printk'];
@@ -48,19 +51,31 @@ export const kernelAttempts: Array<Attempt<ProbeCtx>> = [
   },
   {
     key: 'kernel-log',
-    claim: 'the kernel log is unreadable: dmesg, /proc/kmsg and syslog(2) refuse, and /dev/kmsg does not exist',
+    claim: "the kernel log is out of reach: syslog(2)'s actions that always need CAP_SYSLOG (READ, CONSOLE_LEVEL) answer EPERM whatever dmesg_restrict says (on the host the same calls pass as root and fail with the capability dropped); /proc/kmsg cannot be opened, /dev/kmsg does not exist; with the host's dmesg_restrict 1 dmesg and READ_ALL/SIZE_BUFFER are refused too",
     script: () => String.raw`dmesg > /dev/null; echo "dmesg=$?"
 if [ -e /dev/kmsg ]; then echo "dev-kmsg present"; else echo "dev-kmsg absent"; fi
 head -c 1 /proc/kmsg > /dev/null; echo "proc-kmsg=$?"
+echo "dmesg_restrict=$(cat /proc/sys/kernel/dmesg_restrict)"
+sc syslog-read 103 i:2 z:16 i:0
+sc syslog-console-level 103 i:8 i:0 i:0
 sc syslog-read-all 103 i:3 z:4096 i:4096
-sc syslog-size 103 i:10 i:0 i:0
-sc syslog-clear 103 i:5 i:0 i:0`,
-    check: (t, out) => {
-      t.match(out, /^dmesg=1$/m, 'dmesg fails');
-      t.match(out, /read kernel buffer failed: Operation not permitted/, 'dmesg: EPERM');
+sc syslog-size 103 i:10 i:0 i:0`,
+    check: async (t, out) => {
+      // READ with length 0 and CONSOLE_LEVEL with the invalid level 0 change nothing even where allowed.
+      refused(t, out, ['syslog-read', 'syslog-console-level'], [EPERM], 'always needs CAP_SYSLOG');
+      t.equal(await scOnHost(['syslog-console-level', '103', 'i:8', 'i:0', 'i:0']), `syslog-console-level errno=${EINVAL}`, 'control: on the host root gets past the capability check (EINVAL: level 0)');
+      t.equal(await scOnHost(['syslog-console-level', '103', 'i:8', 'i:0', 'i:0'], 'syslog'), `syslog-console-level errno=${EPERM}`, 'control: and root without CAP_SYSLOG gets EPERM: the capability decides');
       t.match(out, /^dev-kmsg absent$/m, '/dev/kmsg does not exist');
       t.match(out, /^proc-kmsg=1$/m, '/proc/kmsg cannot be opened');
-      refused(t, out, ['syslog-read-all', 'syslog-size', 'syslog-clear'], [EPERM], 'needs CAP_SYSLOG');
+      const restrict = dmesgRestrict();
+      t.match(out, new RegExp(`^dmesg_restrict=${restrict}$`, 'm'), `the session sees the host's dmesg_restrict (${restrict}): one kernel`);
+      if (restrict === '1') {
+        t.match(out, /^dmesg=1$/m, 'dmesg_restrict 1: dmesg fails');
+        t.match(out, /read kernel buffer failed: Operation not permitted/, 'dmesg: EPERM');
+        refused(t, out, ['syslog-read-all', 'syslog-size'], [EPERM], 'dmesg_restrict 1: READ_ALL and SIZE_BUFFER need CAP_SYSLOG');
+      } else {
+        t.comment(`dmesg_restrict is ${restrict} on this host: any user, inside a session or not, may read the kernel log with dmesg`);
+      }
     },
   },
   {
@@ -86,20 +101,19 @@ for d in /dev/mem /dev/kmem /dev/port /dev/kvm /dev/fuse /dev/net/tun /dev/sda /
   {
     key: 'cgroupfs',
     claim: "writing the session's own limits (memory, memsw, pids.max, cfs_quota) or cgroup.procs fails with EROFS and the limits stay; no parent cgroup or release_agent is reachable",
-    script: () => String.raw`for f in memory/memory.limit_in_bytes memory/memory.memsw.limit_in_bytes pids/pids.max cpu/cpu.cfs_quota_us; do
-  before=$(cat /sys/fs/cgroup/$f); (echo -1 > /sys/fs/cgroup/$f) 2>&1; rc=$?; echo "write $f rc=$rc same=$([ "$before" = "$(cat /sys/fs/cgroup/$f)" ] && echo yes || echo no)"
+    script: () => String.raw`for f in ${cgroupLimitFiles.join(' ')}; do
+  before=$(cat /sys/fs/cgroup/$f); err=$( (echo -1 > /sys/fs/cgroup/$f) 2>&1 ); rc=$?; echo "write $f rc=$rc same=$([ "$before" = "$(cat /sys/fs/cgroup/$f)" ] && echo yes || echo no) $err"
 done
-(echo $$ > /sys/fs/cgroup/pids/cgroup.procs) 2>&1; echo "procs=$?"
+err=$( (echo $$ > /sys/fs/cgroup/pids/cgroup.procs) 2>&1 ); echo "procs=$? $err"
 (echo $$ > /sys/fs/cgroup/memory/../cgroup.procs) 2>&1; echo "parent-procs=$?"
 echo "pids-dir=$(ls /sys/fs/cgroup/pids | tr '\n' ' ')"
 echo "release_agent=$(find /sys/fs/cgroup -name release_agent | wc -l)"
 echo "pids.max=$(cat /sys/fs/cgroup/pids/pids.max)"`,
     check: (t, out, c) => {
-      for (const f of ['memory/memory.limit_in_bytes', 'memory/memory.memsw.limit_in_bytes', 'pids/pids.max', 'cpu/cpu.cfs_quota_us']) {
-        t.match(out, new RegExp(`^write ${f} rc=[1-9]\\d* same=yes$`, 'm'), `${f}: the write fails and the value stays`);
+      for (const f of cgroupLimitFiles) {
+        t.match(out, new RegExp(`^write ${f} rc=[1-9]\\d* same=yes .*/sys/fs/cgroup/${f}: Read-only file system$`, 'm'), `${f}: the read-only mount refuses the write (EROFS) and the value stays`);
       }
-      t.match(out, /cgroup\.procs: Read-only file system/, 'cgroup.procs: the read-only mount refuses it');
-      t.match(out, /^procs=[1-9]/m, 'joining the own cgroup again fails');
+      t.match(out, /^procs=[1-9]\d* .*cgroup\.procs: Read-only file system$/m, 'joining the own cgroup again fails: the read-only mount refuses cgroup.procs');
       t.match(out, /^parent-procs=[1-9]/m, 'moving into the directory above fails');
       t.notMatch(/^pids-dir=(.*)$/m.exec(out)?.[1] ?? '', /libpod|agent-sandbox|astest/, 'no other cgroup is listed beside the own one');
       t.match(out, /^release_agent=0$/m, 'no release_agent file is reachable');

@@ -1,6 +1,7 @@
 // Attempts on the network, the mount table and namespaces, from inside a probe session.
 import net from 'node:net';
 import { parseMountinfo } from '../session.js';
+import { scOnHost } from './host-controls.js';
 import type { ProbeCtx } from './probe-context.js';
 import { errno, refused, type Asserts, type Attempt } from './probe-script.js';
 
@@ -72,12 +73,22 @@ node "$ASTEST/net-probe.js" dns:example.com dns:api.openai.com`,
   },
   {
     key: 'net-raw',
-    claim: 'raw IPv4, raw IPv6 and packet sockets are refused (EPERM), ICMP ping sockets too',
+    claim: "raw sockets are refused with EPERM, which only CAP_NET_RAW decides: ICMP over raw IPv4 and IPv6 (what ping uses without a ping socket) and packet sockets (on the host the same calls succeed as root and fail with the capability dropped); ICMP datagram sockets are refused as ping_group_range, read inside, excludes the session's gid",
     peer: 'codex linux-sandbox sandbox_blocks_ping',
-    script: () => 'sc raw4 41 i:2 i:3 i:1; sc raw6 41 i:10 i:3 i:58; sc packet 41 i:17 i:3 i:0x0300; sc packet-dgram 41 i:17 i:2 i:0x0300; sc ping4 41 i:2 i:2 i:1; sc ping6 41 i:10 i:2 i:58',
-    check: (t, out) => {
+    script: () => [
+      'sc raw4 41 i:2 i:3 i:1; sc raw6 41 i:10 i:3 i:58; sc packet 41 i:17 i:3 i:0x0300; sc packet-dgram 41 i:17 i:2 i:0x0300',
+      'echo "ping_group_range=$(cat /proc/sys/net/ipv4/ping_group_range | tr -s "\t " " ") gid=$(id -g)"',
+      'sc ping4 41 i:2 i:2 i:1; sc ping6 41 i:10 i:2 i:58',
+    ].join('\n'),
+    check: async (t, out) => {
       refused(t, out, ['raw4', 'raw6', 'packet', 'packet-dgram'], [EPERM], 'needs CAP_NET_RAW');
-      refused(t, out, ['ping4', 'ping6'], [EACCES, EPERM], 'outside ping_group_range');
+      t.match(await scOnHost(['raw4', '41', 'i:2', 'i:3', 'i:1']), /^raw4 ok=\d+$/, 'control: on the host, root with CAP_NET_RAW opens the same raw ICMP socket');
+      t.equal(await scOnHost(['raw4', '41', 'i:2', 'i:3', 'i:1'], 'net_raw'), `raw4 errno=${EPERM}`, 'control: and root without CAP_NET_RAW is refused with EPERM: the capability decides');
+      const range = /^ping_group_range=(\d+) (\d+) gid=(\d+)$/m.exec(out);
+      t.ok(range, `the session's ping_group_range and gid were read: ${range?.[0]}`);
+      const [lo, hi, gid] = (range ?? []).slice(1).map(Number) as [number, number, number];
+      t.ok(gid < lo || gid > hi, `gid ${gid} is outside the session's ping_group_range ${lo} ${hi} (podman's default)`);
+      refused(t, out, ['ping4', 'ping6'], [EACCES], 'a gid outside ping_group_range gets EACCES');
     },
   },
   {
@@ -159,16 +170,20 @@ sc move_mount 429 i:-100 s:/sandbox/home i:-100 s:$d i:0`,
   },
   {
     key: 'mountinfo',
-    claim: "/proc/self/mountinfo holds exactly the runtime's own mounts and the ones the launcher planned, each with its ro/rw flag",
+    claim: "/proc/self/mountinfo holds exactly the runtime's own mounts and what the request asks for (its workspace and home read-write from the host directories made for them, the credential and the broker's socket directory read-only), each with its flag",
     script: () => 'cat /proc/self/mountinfo',
     check: (t, out, c) => {
-      const actual = Object.fromEntries([...parseMountinfo(out)].map(([point, m]) => [point, m.flag]));
+      const mounts = parseMountinfo(out);
+      const actual = Object.fromEntries([...mounts].map(([point, m]) => [point, m.flag]));
       t.same(Object.keys(actual).sort(), Object.keys(c.expectedMounts).sort(), 'the destinations are exactly the allowlist');
-      t.same(actual, c.expectedMounts, 'each has its planned flag');
+      t.same(actual, c.expectedMounts, 'each has its flag');
+      for (const [point, source] of Object.entries(c.mountSources)) t.equal(mounts.get(point)?.root, source, `${point} is the host directory made for it`);
       t.notMatch(out, c.credential.path, "the host credential's own path is not a mount source");
     },
   },
 ];
+
+const urmFlags = ['-Urm', '-n', '-p -f', '-i', '-u', '-C', '-m'];
 
 export const namespaceAttempts: Array<Attempt<ProbeCtx>> = [
   {
@@ -185,10 +200,10 @@ unshare -Ur sh -c 'grep CapEff /proc/self/status'; echo "unshare-Ur=$?"`,
   },
   {
     key: 'userns-unshare-urm',
-    claim: 'unshare -Urm, and unshare of a network, pid, ipc, uts or cgroup namespace, fail',
-    script: () => ['-Urm', '-n', '-p -f', '-i', '-u', '-C', '-m'].map((f) => `unshare ${f} true; echo "unshare ${f}=$?"`).join('\n'),
+    claim: 'unshare -Urm, and unshare of a network, pid, ipc, uts, cgroup or mount namespace, fail with EPERM',
+    script: () => urmFlags.map((f) => `m=$(unshare ${f} true 2>&1); echo "unshare ${f}=$? $m"`).join('\n'),
     check: (t, out) => {
-      for (const f of ['-Urm', '-n', '-p -f', '-i', '-u', '-C', '-m']) t.match(out, new RegExp(`^unshare ${f}=1$`, 'm'), `unshare ${f} exits 1`);
+      for (const f of urmFlags) t.match(out, new RegExp(`^unshare ${f}=1 unshare: unshare failed: Operation not permitted$`, 'm'), `unshare ${f}: the unshare(2) call itself is refused with EPERM`);
     },
   },
   {

@@ -1,7 +1,8 @@
 // What the probe session's attempts know and what their checks compare against: the host's
 // own things the attacker aims at (a process, a loopback server, an abstract socket, a file in
 // the host's /, a key in the host user's keyring, the credential file), the other session
-// running beside it, and the mount allowlist the launcher planned.
+// running beside it, and the mounts the session must have, derived from its request (not from
+// the launcher's own plan).
 import type { Workspace } from './session-kit.js';
 
 export interface Victim {
@@ -30,8 +31,15 @@ export interface ProbeCtx {
   hostKey: { description: string; value: string };
   /** The host credential file and its bytes and mtime before the session. */
   credential: { path: string; bytes: Buffer; mtimeMs: number; canary: string };
-  /** Destination -> flag: the runtime's own mounts plus what `agent-sandbox plan` planned. */
+  /**
+   * Destination -> flag: the runtime's own mounts plus what the request asks for (its workspace
+   * and home read-write, the codex credential and the broker's socket directory read-only).
+   */
   expectedMounts: Record<string, 'ro' | 'rw'>;
+  /** Destination -> the host directory the test made for it, as the host's mountinfo names it. */
+  mountSources: Record<string, string>;
+  /** A setuid-root binary (perl) the test planted in the workspace: its host path and its path inside. */
+  setuidPlant: { host: string; inside: string };
   /** The session's --pids. */
   pidsLimit: number;
   /** How the other session ended (filled in before the checks run). */

@@ -3,13 +3,13 @@
 // then the launcher kills, --disk and, alone at the end, the fork bomb (it would skew timings).
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import type { Teardown } from '@agent-sandbox/testkit';
-import { runtimeMounts } from '../session.js';
+import { parseMountinfo, runtimeMounts } from '../session.js';
 import { globalSysctls, readSysctl } from './attempts-kernel.js';
 import { gitPaths, hostEverydayGit, plantScript, prepareGitSession, type GitKind, type GitPath } from './git-attacks.js';
 import { addHostKey, removeHostKeys } from './host-keyring.js';
@@ -17,7 +17,7 @@ import { diskSession, forkBombSession, killLauncher, timeoutSession } from './li
 import type { ProbeCtx } from './probe-context.js';
 import { probeScript, type Attempt } from './probe-script.js';
 import {
-  addWorkspace, chownAgent, containerState, launch, launcherCommand, limiter, sessionRoot, settle, sleep, waitFor, type SessionRoot,
+  addWorkspace, chownAgent, containerState, launch, limiter, sessionRoot, settle, sleep, waitFor, type SessionRoot,
 } from './session-kit.js';
 
 export const pidsLimit = 256;
@@ -51,6 +51,13 @@ export async function hostTargets(t: Teardown) {
 }
 type Targets = Awaited<ReturnType<typeof hostTargets>>;
 
+/** Where a host directory lies within its file system (mountinfo's root field of a bind mount of it), read from the host's mountinfo. */
+function rootWithinItsFs(dir: string): string {
+  const mounts = [...parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8'))];
+  const [point, m] = mounts.filter(([p]) => dir === p || dir.startsWith(p === '/' ? '/' : `${p}/`)).sort((a, b) => b[0].length - a[0].length)[0]!;
+  return path.join(m.root, path.relative(point, dir));
+}
+
 /** The other session: it waits in its own workspace until released, with canaries in its files. */
 async function startVictim(t: Teardown, r: SessionRoot, hex: string) {
   const canary = `astest-other-session-${hex}`;
@@ -72,7 +79,6 @@ async function probeGroup(t: Teardown, h: Targets, attempts: Array<Attempt<Probe
   const r = await sessionRoot(t, 'probe');
   const { victim, run: victimRun } = await startVictim(t, r, h.hex);
   const ws = await addWorkspace(t, r, 'probe');
-  const plan = JSON.parse((await launcherCommand(r, ws, 'plan', ['--pids', String(pidsLimit)])).stdout);
   const ctx: ProbeCtx = {
     ws,
     hostPid: h.hostPid,
@@ -83,12 +89,18 @@ async function probeGroup(t: Teardown, h: Targets, attempts: Array<Attempt<Probe
     abstractName: h.abstractName,
     hostKey: h.hostKey,
     credential: { path: r.credential, bytes: readFileSync(r.credential), mtimeMs: statSync(r.credential).mtimeMs, canary: r.canary },
-    expectedMounts: { ...runtimeMounts(), ...Object.fromEntries(plan.mounts.map((m: { destination: string; readOnly: boolean }) => [m.destination, m.readOnly ? 'ro' : 'rw'])) },
+    // What a codex session on this request must have mounted, stated here rather than read from the launcher's plan.
+    expectedMounts: { ...runtimeMounts(), [ws.inside]: 'rw', '/sandbox/home': 'rw', '/sandbox-secrets/codex/auth.json': 'ro', '/run/sandbox-egress': 'ro' },
+    mountSources: { [ws.inside]: rootWithinItsFs(ws.path), '/sandbox/home': rootWithinItsFs(ws.home) },
+    setuidPlant: { host: path.join(ws.path, '.astest', 'suid-root-perl'), inside: `${ws.inside}/.astest/suid-root-perl` },
     pidsLimit,
     host: { hostname: os.hostname(), sysctl: Object.fromEntries(globalSysctls.map((f) => [f, readSysctl(f)])) },
   };
   await writeFile(path.join(ws.path, '.astest', 'probe.sh'), probeScript(attempts, ctx, `${ws.inside}/.astest`), { mode: 0o755 });
   await chownAgent(ws.path);
+  // After the chown: root's, setuid. The setuid attempt's plant and, run on the host, its control.
+  await copyFile('/usr/bin/perl', ctx.setuidPlant.host);
+  await chmod(ctx.setuidPlant.host, 0o4755);
   const probe = await launch(r, ws, `${ws.inside}/.astest/probe.sh`, [], ['--pids', String(pidsLimit)]).done;
   await writeFile(path.join(victim.ws.path, '.release'), '');
   const victimEnd = await victimRun.done;
