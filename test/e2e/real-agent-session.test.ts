@@ -42,6 +42,19 @@ async function inspectWhileRunning(name: string, running: Promise<unknown>): Pro
   return '';
 }
 
+/** The host user's credential for the other runtime, a canary of its own: the session must carry it nowhere. */
+async function otherCredential(hostHome: string, runtime: RealRuntime): Promise<{ other: RealRuntime; otherCanary: string }> {
+  const other = runtime === 'codex' ? 'claude' : 'codex';
+  const otherCanary = `sk-canary-other-${other}-${randomBytes(8).toString('hex')}`;
+  const file = path.join(hostHome, credentialPath[other]);
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  const content = other === 'codex'
+    ? { auth_mode: 'apikey', OPENAI_API_KEY: otherCanary }
+    : { claudeAiOauth: { accessToken: otherCanary, refreshToken: otherCanary, expiresAt: Date.now() + 86_400_000, scopes: ['user:inference'] } };
+  await writeFile(file, JSON.stringify(content), { mode: 0o600 });
+  return { other, otherCanary };
+}
+
 // The VM tier's guest runs one real CLI (AGENT_SANDBOX_REAL_RUNTIMES=codex): under CPU emulation
 // each real session costs minutes. Unset, every row runs.
 const chosen = process.env['AGENT_SANDBOX_REAL_RUNTIMES']?.split(',').filter(Boolean);
@@ -52,12 +65,7 @@ for (const row of rows) {
   const skip = chosenRows.includes(row) ? false : `AGENT_SANDBOX_REAL_RUNTIMES=${chosen?.join(',')} leaves ${row.runtime} out`;
   t.test(`${row.runtime}: the real CLI edits, tests and commits in the contained workspace, presenting the staged credential`, { skip }, async (t) => {
     const s = await realSession(t, { runtime: row.runtime, label: row.runtime });
-    // The host user's credential for the other runtime: this session must not carry it anywhere.
-    const other = row.runtime === 'codex' ? 'claude' : 'codex';
-    const otherCanary = `sk-canary-other-${other}-${randomBytes(8).toString('hex')}`;
-    const otherFile = path.join(s.hostHome, credentialPath[other]);
-    await mkdir(path.dirname(otherFile), { recursive: true, mode: 0o700 });
-    await writeFile(otherFile, JSON.stringify(other === 'codex' ? { auth_mode: 'apikey', OPENAI_API_KEY: otherCanary } : { claudeAiOauth: { accessToken: otherCanary, refreshToken: otherCanary, expiresAt: Date.now() + 86_400_000, scopes: ['user:inference'] } }), { mode: 0o600 });
+    const { other, otherCanary } = await otherCredential(s.hostHome, row.runtime);
 
     // The binary is real: it answers --version inside the same image, through the launcher.
     const version = await s.run(['run', ...s.launcherFlags, '--', '--version']);
