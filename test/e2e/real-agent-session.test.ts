@@ -9,7 +9,7 @@
 // credential of every request and nowhere else, and the other runtime's credential, which the
 // host HOME also holds, arrived nowhere; a control shows that what the agent read from its
 // workspace did reach the server in a request body, where a leaked token would be found.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -18,7 +18,7 @@ import { validateDocument } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
 import { sightingsOf } from '@agent-sandbox/testkit';
 import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
-import { agentArgs, agentsImage, credentialPath, demoSteps, ensureAgentsImage, hostGit, measuredLimitFlags, realSession, type RealRuntime } from './fixtures/real-agent-session.js';
+import { agentArgs, agentsImage, credentialPath, demoSteps, ensureAgentsImage, hostGit, measuredLimitFlags, realSession, type RealRuntime, type RealSession } from './fixtures/real-agent-session.js';
 
 t.before(ensureAgentsImage);
 
@@ -55,6 +55,25 @@ async function otherCredential(hostHome: string, runtime: RealRuntime): Promise<
   return { other, otherCanary };
 }
 
+/** The model server: every step answered once; the staged canary only as each request's credential, the other runtime's nowhere. */
+async function checkWhatTheServerGot(t: Test, s: RealSession, api: string, other: RealRuntime, otherCanary: string): Promise<void> {
+  // The model server: every step answered, and each main request carried the staged canary.
+  const requests = (await s.server.requests()).filter((r) => r.api === api && !r.side);
+  t.same(
+    requests.map((r) => r.step),
+    demoSteps.map((_, i) => i),
+    'the server answered every scripted step once, in order',
+  );
+  t.ok(requests.length > 0 && requests.every((r) => r.tokenMatched === true), 'the bearer token the agent presented is the staged canary');
+
+  // What reached the server, searched for both canaries (every request, side requests too).
+  const all = await s.server.requests();
+  t.ok(requests.every((r) => sightingsOf([r], s.canary).asCredential.length === 1), 'control: each main request carried the staged canary as its credential header (its hash in the record)');
+  t.ok(all.some((r) => r.received?.body.includes('return a - b;')), 'control: request bodies are recorded: the file the agent read in its workspace reached the server in a tool result');
+  t.same(sightingsOf(all, s.canary).raw, [], 'the staged canary reached the server in no URL, other header or body');
+  t.same(sightingsOf(all, otherCanary), { raw: [], asCredential: [] }, `the host's ${other} credential reached the server nowhere`);
+}
+
 // The VM tier's guest runs one real CLI (AGENT_SANDBOX_REAL_RUNTIMES=codex): under CPU emulation
 // each real session costs minutes. Unset, every row runs.
 const chosen = process.env['AGENT_SANDBOX_REAL_RUNTIMES']?.split(',').filter(Boolean);
@@ -87,21 +106,7 @@ for (const row of rows) {
     t.same(log.split('\n'), ['sum: add instead of subtract|Scripted Agent|agent@sandbox.invalid', 'initial: sum subtracts|Test|test@sandbox.invalid'], 'the commit is in the host git log');
     t.equal(await hostGit(s.workspace, ['status', '--porcelain']), '', 'the worktree is clean: the commit holds the edit');
 
-    // The model server: every step answered, and each main request carried the staged canary.
-    const requests = (await s.server.requests()).filter((r) => r.api === row.api && !r.side);
-    t.same(
-      requests.map((r) => r.step),
-      demoSteps.map((_, i) => i),
-      'the server answered every scripted step once, in order',
-    );
-    t.ok(requests.length > 0 && requests.every((r) => r.tokenMatched === true), 'the bearer token the agent presented is the staged canary');
-
-    // What reached the server, searched for both canaries (every request, side requests too).
-    const all = await s.server.requests();
-    t.ok(requests.every((r) => sightingsOf([r], s.canary).asCredential.length === 1), 'control: each main request carried the staged canary as its credential header (its hash in the record)');
-    t.ok(all.some((r) => r.received?.body.includes('return a - b;')), 'control: request bodies are recorded: the file the agent read in its workspace reached the server in a tool result');
-    t.same(sightingsOf(all, s.canary).raw, [], 'the staged canary reached the server in no URL, other header or body');
-    t.same(sightingsOf(all, otherCanary), { raw: [], asCredential: [] }, `the host's ${other} credential reached the server nowhere`);
+    await checkWhatTheServerGot(t, s, row.api, other, otherCanary);
 
     // The host credential file is untouched.
     t.equal(s.credential.sha256(), s.credential.sha256Before, 'the host credential file is byte-identical');
