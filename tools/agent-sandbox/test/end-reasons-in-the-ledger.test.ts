@@ -3,6 +3,9 @@
 // status passes through unchanged, and nothing may be left behind. On cgroup v1 the kernel log
 // is the evidence for OOM and pids kills; on v2 the parent cgroup's own counters are.
 import t, { type Test } from 'tap';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { execa } from 'execa';
 import { validateDocument, cgroupMode } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
 import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
@@ -26,7 +29,7 @@ interface Row {
   /** The status the container ended with; several when the stop can land before or after the agent's own signal handling. */
   exitCode: number | number[];
   reason: string;
-  check?: (t: Test, line: any, ms: number) => void;
+  check?: (t: Test, line: any, ms: number, fx: SessionFixture) => void | Promise<void>;
 }
 
 async function running(name: string): Promise<boolean> {
@@ -106,16 +109,21 @@ const rows: Row[] = [
     },
   },
   {
-    claim: 'a writer with no end under --disk is stopped: disk-limit, within the measured overshoot',
+    claim: 'a writer with no end under --disk is stopped: disk-limit, and what it left on the disk (du, after the session) is over the ceiling by less than the measured overshoot',
     label: 'disk',
     flags: ['--disk', '128m'],
     script: 'trap "" TERM; dd if=/dev/zero of=/sandbox/workspaces/$AGENT_SANDBOX_SESSION/fill bs=1M 2>/dev/null; sleep 60',
     exitCode: 137,
     reason: 'disk-limit',
-    check: (t, line) => {
+    check: async (t, line, _ms, fx) => {
+      // Measured here, from the world: what the session's workspace and home hold now that it is over.
+      const dirs = [fx.workspace, path.join(fx.root, 'homes', fx.id)].filter((d) => existsSync(d));
+      const du = await execa('du', ['-s', '--block-size=1', ...dirs]);
+      const onDisk = String(du.stdout).split('\n').reduce((sum, l) => sum + Number(l.split('\t')[0]), 0);
+      t.ok(onDisk > 128 * 1024 * 1024, `du: the session left ${onDisk} bytes, over the 128m ceiling (the writer ran into it)`);
+      t.ok(onDisk < 1024 * 1024 * 1024, `and it was stopped before 1 GiB (overshoot ${Math.round((onDisk - 128 * 1024 * 1024) / 1048576)} MiB by du)`);
       const written = line.evidence.disk.writtenBytes;
-      t.ok(written > 128 * 1024 * 1024, `the watchdog saw ${written} bytes written, over the 128m ceiling`);
-      t.ok(written < 1024 * 1024 * 1024, `and stopped it within 1 GiB (overshoot ${Math.round((written - 128 * 1024 * 1024) / 1048576)} MiB)`);
+      t.ok(written > 128 * 1024 * 1024 && written <= onDisk, `the ledger's writtenBytes (${written}) is over the ceiling and no more than du found`);
       t.equal(line.evidence.disk.mechanism, 'watchdog');
     },
   },
@@ -137,7 +145,7 @@ for (const row of rows) {
     t.equal(lines.length, 1, 'one ledger line');
     t.doesNotThrow(() => validateDocument(LedgerLine, lines[0], 'ledger'), 'it matches the ledger schema');
     t.match(lines[0], { outcome: 'ran', exitCode: out.exitCode, reason: row.reason });
-    row.check?.(t, lines[0], ms);
+    await row.check?.(t, lines[0], ms, fx);
     t.same(await fx.leftovers(), nothingLeft, 'no container, staged or installed copy, lock, record or cgroup is left');
     ran += 1;
   });
