@@ -39,7 +39,8 @@ for (const { step, signal } of cases) {
       const fx = await sessionFixture(t, `kill-${step}-${signal.slice(3, 4).toLowerCase()}`);
       const marker = path.join(fx.base, 'reached');
       const running = path.join(fx.workspace, '.running');
-      const script = step === 'attributing' ? 'exit 0' : 'touch "$PWD/.running"; trap "" TERM; sleep 60';
+      // At "attributing" the agent has ended by itself: it leaves a mark, so the test knows it ran to its end.
+      const script = step === 'attributing' ? 'touch "$PWD/.ended"; exit 0' : 'touch "$PWD/.running"; trap "" TERM; sleep 60';
       const options = { runtime: 'codex', workspace: fx.id, root: fx.root, ledger: fx.ledger, image: 'localhost/agent-sandbox:latest', agentBin: '/bin/sh' };
       const child = execa(process.execPath, [driver, JSON.stringify(options), JSON.stringify(['-c', script]), step, marker], {
         env: { ...fx.env, PATH: systemPath },
@@ -61,7 +62,13 @@ for (const { step, signal } of cases) {
       // SIGTERM reaches a launcher that can still act (the container is stopped, its own line
       // written: signal, or start-failed when it was still being created); SIGKILL cannot.
       t.ok(['abandoned', 'signal', 'exited', 'start-failed'].includes(lines[0]?.reason), `its reason is ${lines[0]?.reason}`);
-      if (signal === 'SIGKILL') t.equal(lines[0]?.reason, step === 'attributing' ? lines[0]?.reason : 'abandoned', 'a launcher killed outright: abandoned');
+      if (step === 'attributing') t.ok(existsSync(path.join(fx.workspace, '.ended')), 'the agent had ended by itself before the launcher was killed');
+      // A launcher killed outright writes nothing more, at any step (attributing too: it had not
+      // written its verdict yet); the line is the sweep's, by the sentinel or the next start.
+      if (signal === 'SIGKILL') {
+        t.equal(lines[0]?.reason, 'abandoned', 'a launcher killed outright: abandoned');
+        t.match(lines[0]?.evidence?.cause, /sentinel|next launcher start/, `written by the sweep (${lines[0]?.evidence?.cause}), not by the launcher`);
+      }
       ran += 1;
     });
   }
