@@ -23,9 +23,8 @@ export interface SessionEnd {
   evidence: Record<string, unknown>;
   peak: LedgerLine['peak'];
   logPath?: string;
-  refs?: LedgerLine['refs'];
   nestedGit?: LedgerLine['nestedGit'];
-  gitView?: LedgerLine['gitView'];
+  gitReturn?: LedgerLine['gitReturn'];
   egress?: LedgerLine['egress'];
   remote?: LedgerLine['remote'];
   work?: LedgerLine['work'];
@@ -50,9 +49,8 @@ export function ranLine(identity: SessionIdentity, end: SessionEnd): LedgerLine 
     evidence: end.evidence,
     peak: end.peak,
     ...(end.logPath ? { logPath: end.logPath } : {}),
-    ...(end.refs ? { refs: end.refs } : {}),
     ...(end.nestedGit ? { nestedGit: end.nestedGit } : {}),
-    ...(end.gitView ? { gitView: end.gitView } : {}),
+    ...(end.gitReturn ? { gitReturn: end.gitReturn } : {}),
     ...(end.egress ? { egress: end.egress } : {}),
     ...(end.remote ? { remote: end.remote } : {}),
     ...(end.work ? { work: end.work } : {}),
