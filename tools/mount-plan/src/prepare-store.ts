@@ -115,10 +115,10 @@ function makeOwn(store: GitStore, owner: { uid: number; gid: number }): void {
 }
 
 /**
- * Makes the store. Refuses (87, git-store-exists) when `<root>/git-stores/<id>` already exists:
+ * Makes the store, owned by `options.owner` (default: the agent's uid, agentOwner). Refuses (87, git-store-exists) when `<root>/git-stores/<id>` already exists:
  * a session with this id was not finished (finishGitStore first). Undoes itself on failure.
  */
-export function prepareGitStore(store: GitStore, sessionId: string): StoreManifest {
+export function prepareGitStore(store: GitStore, sessionId: string, options: { owner?: { uid: number; gid: number } } = {}): StoreManifest {
   const began = performance.now();
   ensureStoresParent(store.dir);
   try {
@@ -128,7 +128,7 @@ export function prepareGitStore(store: GitStore, sessionId: string): StoreManife
     throw new ToolError('gitMount', 'git-store-exists', `${store.dir} exists: a session with this id was not finished (finishGitStore)`);
   }
   try {
-    const owner = agentOwner();
+    const owner = options.owner ?? agentOwner();
     const snapshot = hostRefsSnapshot({ gitDir: store.gitDir });
     const worktreeDir = store.ownGitDir ?? store.gitDir;
     const branch = branchOf(readPlainBounded(`${worktreeDir}/HEAD`, 4096));

@@ -73,7 +73,7 @@ export function returnWorktreeFiles(m: StoreManifest, branchCameHome: boolean): 
     const check = `${m.store.dir}/index.check`;
     writeFileSync(check, index, { mode: 0o600 });
     const missing = missingObjects(m.store.gitDir, check);
-    if (missing > 0) why = `it names ${missing} object${missing === 1 ? '' : 's'} this repository lacks (staged, never committed)`;
+    if (missing > 0) why = `it names ${missing} object${missing === 1 ? '' : 's'} this repository lacks `;
   }
   if (why) return { copiedBack: [], kept: [...kept, `index: ${why}; the host's stays`] };
   replaceFile(to, 'index', index);
