@@ -12,7 +12,7 @@ import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
 import { crypto } from '@agent-sandbox/shared/builtins';
 import type { BundleFacts, WorkOffer, WorkTransfer } from '@agent-sandbox/shared/schemas/workspace';
-import { chownTree, grantCommonDir, grantWorkspace } from './git-grant.js';
+import { chownTree, grantWorkspace } from './git-grant.js';
 import { runGit, uncommittedPaths, type GitPlace } from './git-run.js';
 import { layoutFor, type SessionLayout } from './layout.js';
 import { checkBundle, fetchBundle, makeBundle } from './work-bundle.js';
@@ -63,14 +63,13 @@ async function receiveBundle(source: ByteSource, offer: WorkOffer, file: string)
   return { bytes: got, sha256, tip: offer.tip, base: null, ms: Math.round(performance.now() - began) };
 }
 
-/** The mirror for this offer, made bare when missing (root mode: its write paths granted to the agent by ACL). */
-function ensureMirror(root: string, name: string, euid: number): string {
+/** The mirror for this offer, made bare when missing (the session writes its own store, never the mirror). */
+function ensureMirror(root: string, name: string): string {
   const mirrors = path.join(root, 'mirrors');
   mkdirSync(mirrors, { recursive: true, mode: 0o755 });
   const mirror = path.join(mirrors, `${name}.git`);
   if (!existsSync(mirror)) {
     runGit({}, ['init', '--quiet', '--bare', mirror], {}, { exit: 'internal' });
-    if (euid === 0) grantCommonDir(mirror);
   }
   return mirror;
 }
@@ -84,7 +83,7 @@ async function placeWorktree(layout: SessionLayout, mirror: string, offer: WorkO
     runGit({ gitDir: mirror }, ['worktree', 'add', '--quiet', layout.workspace, offer.branch.replace(/^refs\/heads\//, '')], {}, { code: 'node-worktree-failed' });
     const place = await gitPlaceOf(layout.workspace, layout.sessionId);
     if (!place?.commonDir) throw new ToolError('internal', 'node-worktree-failed', `${layout.workspace} is not a linked worktree of ${mirror} after git worktree add`);
-    grantWorkspace({ workTree: layout.workspace, registration: place.gitDir, commonDir: mirror, ownerUid: 0 }, euid);
+    grantWorkspace({ workTree: layout.workspace, registration: place.gitDir, commonDir: mirror }, euid);
     return { place, worktree: 'created' };
   }
   const place = await gitPlaceOf(layout.workspace, layout.sessionId);
@@ -122,10 +121,10 @@ export async function acceptWork(source: ByteSource, offer: WorkOffer, root: str
     checkBundle({ file, ref: offer.branch, tip: offer.tip }, incomingDir);
     received.ms += Math.round(performance.now() - checkBegan);
     const applyBegan = performance.now();
-    const mirror = ensureMirror(root, offer.mirror, euid);
+    const mirror = ensureMirror(root, offer.mirror);
     fetchBundle({ gitDir: mirror }, file, offer.branch, `refs/incoming/${workspaceId}`);
     const { place, worktree } = await placeWorktree(layout, mirror, offer, euid);
-    writeWorkspaceRecord(root, { version: 1, id: workspaceId, origin: 'dispatch', repository: mirror, commonDir: mirror, branch: offer.branch, base: offer.tip, createdAt: new Date().toISOString(), aclUids: euid === 0 ? [1000] : [] });
+    writeWorkspaceRecord(root, { version: 1, id: workspaceId, origin: 'dispatch', repository: mirror, commonDir: mirror, branch: offer.branch, base: offer.tip, createdAt: new Date().toISOString(), aclUids: [] });
     const transfer: WorkTransfer = { branch: offer.branch, received, applied: { worktree, ms: Math.round(performance.now() - applyBegan) }, nodeWorkspace: layout.workspace };
     return { layout, mirror, place, offer, transfer };
   } finally {
