@@ -6,6 +6,10 @@
  * <root>/workspaces/<id> the session runs in. After the session, the commits it added come
  * back as <root>/outgoing/<id>.bundle (sent by the forced command's second request kind,
  * serve-return.ts); uncommitted work stays in the node's worktree and is named in the verdict.
+ * The session itself wrote its own git store: the launcher on the node brought its branch into
+ * the mirror through the same checked import a local session goes through (fast-forward, or
+ * aside at refs/agent-sandbox/returned/<id> when rewritten: that history then goes back whole,
+ * and the client keeps it aside too).
  */
 import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
@@ -15,6 +19,7 @@ import type { BundleFacts, WorkOffer, WorkTransfer } from '@agent-sandbox/shared
 import { chownTree, grantWorkspace } from './git-grant.js';
 import { runGit, uncommittedPaths, type GitPlace } from './git-run.js';
 import { layoutFor, type SessionLayout } from './layout.js';
+import { buildReader, sideRefOf } from '@agent-sandbox/mount-plan';
 import { checkBundle, fetchBundle, makeBundle } from './work-bundle.js';
 import { gitPlaceOf } from './workspace-list.js';
 import { writeWorkspaceRecord } from './workspace-record.js';
@@ -142,6 +147,17 @@ export function outgoingFiles(root: string, id: string): { bundle: string; meta:
   return { bundle: path.join(root, 'outgoing', `${id}.bundle`), meta: path.join(root, 'outgoing', `${id}.json`) };
 }
 
+/** A bundle of `branch` at `tip` (which may be a commit the mirror holds aside): made in a reader naming it so. */
+async function bundleOf(mirror: string, branch: string, tip: string, file: string, base: string | undefined): Promise<BundleFacts | undefined> {
+  const reader = `${file}.reader`;
+  try {
+    buildReader(reader, `${reader}.none`, path.join(mirror, 'objects'), branch, tip);
+    return await makeBundle({ gitDir: reader }, branch, file, base);
+  } finally {
+    rmSync(reader, { recursive: true, force: true });
+  }
+}
+
 /** After the session: the commits it added (a bundle for the client to fetch) and what it left uncommitted. */
 export async function collectWork(accepted: AcceptedWork, runId: string | undefined): Promise<WorkTransfer> {
   const { layout, mirror, offer } = accepted;
@@ -151,13 +167,16 @@ export async function collectWork(accepted: AcceptedWork, runId: string | undefi
   rmSync(out.meta, { force: true });
   const paths = uncommittedPaths(accepted.place);
   const uncommitted = { count: paths.length, paths: paths.slice(0, 50) };
-  const tip = runGit({ gitDir: mirror }, ['rev-parse', '--verify', '--quiet', `${offer.branch}^{commit}`], { allowFail: true }).stdout.trim();
+  const revision = (ref: string) => runGit({ gitDir: mirror }, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { allowFail: true }).stdout.trim();
+  const aside = revision(sideRefOf(layout.sessionId));
+  const tip = aside || revision(offer.branch);
   let returned: BundleFacts | null = null;
   let message: string | undefined;
-  if (!tip) message = `the session deleted ${offer.branch} on the node`;
+  if (!tip) message = `${offer.branch} is gone from the node's mirror`;
   else if (tip !== offer.tip) {
     const ahead = runGit({ gitDir: mirror }, ['merge-base', '--is-ancestor', offer.tip, tip], { allowFail: true }).status === 0;
-    returned = (await makeBundle({ gitDir: mirror }, offer.branch, out.bundle, ahead ? offer.tip : undefined)) ?? null;
+    returned = (await bundleOf(mirror, offer.branch, tip, out.bundle, ahead ? offer.tip : undefined)) ?? null;
+    if (aside) runGit({ gitDir: mirror }, ['update-ref', '-d', sideRefOf(layout.sessionId)], { allowFail: true });
     if (!returned) message = `${offer.branch} on the node is behind what was sent`;
   }
   if (returned && runId) writeFileSync(out.meta, `${JSON.stringify({ runId, ref: offer.branch, facts: returned } satisfies ReturnMeta)}\n`, { mode: 0o600 });
