@@ -75,6 +75,7 @@ export async function acquire(input: AcquireInput): Promise<Acquired> {
       prepared.cleanup();
     });
     input.onParent?.(prepared.cgroupParent, prepared.cidfile);
+    await git.ready();
     return { prepared, git, egress, release };
   } catch (err) {
     await release();

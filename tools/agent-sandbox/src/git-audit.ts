@@ -3,21 +3,27 @@
  * (everything git writes inside goes there; nothing reaches the host's repository), and, once
  * the container is gone, the store finished: the session's branch brought home through a
  * checked fetch, fast-forward only, every other ref it made dropped and counted, the store
- * removed. Also what a mount cannot prevent: nested repositories in the workspace. All of it
- * is printed on stderr (bounded: at most 20 names) and goes to the ledger line.
+ * removed. Also what a mount cannot prevent, from one walk of the workspace before and after:
+ * nested repositories, and the files host tools run or read when the user opens, enters or
+ * builds the workspace (a report, not a block). All of it is printed on stderr (bounded: at
+ * most 20 refs, 50 files named) and goes to the ledger line.
  */
-import { diffNestedGit, finishGitStore, prepareGitStore, scanNestedGit, type NestedScan } from '@agent-sandbox/mount-plan';
+import { diffHostRun, diffNestedGit, finishGitStore, prepareGitStore, scanNestedGit, type NestedScan } from '@agent-sandbox/mount-plan';
 import { describeBounded } from '@agent-sandbox/shared/bounded-list';
-import type { GitReturn, MountPlanOutput, NestedGitChange, RefChange } from '@agent-sandbox/shared/schemas/mount-plan';
+import type { GitReturn, HostRunReport, MountPlanOutput, NestedGitChange, RefChange } from '@agent-sandbox/shared/schemas/mount-plan';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 
 export interface GitAudit {
   nestedGit: NestedGitChange[];
   /** What came home from the session's store. */
   gitReturn?: GitReturn;
+  /** Host-run files the session changed (none: absent). */
+  hostRun?: HostRunReport;
 }
 
 export interface GitSession {
+  /** The workspace's "before" walk is done: await it before the agent starts. */
+  ready(): Promise<void>;
   /** Brings the branch home and removes the store; call once the container is gone (idempotent). */
   finish(): Promise<GitAudit>;
 }
@@ -41,15 +47,18 @@ export async function startGitSession(mounts: MountPlanOutput, workspace: string
     if (left) for (const line of describeGitReturn(left)) log(line);
     prepareGitStore(store, sessionId);
   }
-  // The walk overlaps the container's start; what it has seen by then is the session's "before".
-  const nestedBefore: Promise<NestedScan> | undefined = mounts.git.kind !== 'none' ? scanNestedGit(workspace) : undefined;
+  // The walk overlaps the rest of the preparation (egress, cgroup); the launcher awaits it
+  // (ready) before the agent starts, so the agent cannot change a file before it was seen.
+  const before: Promise<NestedScan> = scanNestedGit(workspace);
   let done: Promise<GitAudit> | undefined;
   return {
+    ready: async () => void (await before),
     finish: () =>
       (done ??= (async () => {
         const gitReturn = store ? gitReturnOf(finishGitStore(store.dir)) : undefined;
-        const nestedGit = nestedBefore ? diffNestedGit(await nestedBefore, await scanNestedGit(workspace)) : [];
-        return { nestedGit, ...(gitReturn ? { gitReturn } : {}) };
+        const [was, now] = [await before, await scanNestedGit(workspace)];
+        const hostRun = diffHostRun(was.hostRun, now.hostRun);
+        return { nestedGit: mounts.git.kind !== 'none' ? diffNestedGit(was, now) : [], ...(gitReturn ? { gitReturn } : {}), ...(hostRun.named.length > 0 ? { hostRun } : {}) };
       })()),
   };
 }
@@ -77,9 +86,18 @@ export function describeGitReturn(r: GitReturn): string[] {
   return lines;
 }
 
+/** One block: the host-run files the session changed, 50 named, then a count. */
+export function describeHostRun(report: HostRunReport): string[] {
+  const lines = ['agent-sandbox: the session changed files that tools on this host run or read when you open, enter or build the workspace; read them before you do:'];
+  for (const c of report.named) lines.push(`agent-sandbox:   ${forTerminal(c.path)} (${c.change})`);
+  if (report.others > 0) lines.push(`agent-sandbox:   and ${report.others} more`);
+  return lines;
+}
+
 /** The human lines for stderr: what changed that the user should look at. */
 export function describeGitAudit(audit: GitAudit): string[] {
   const lines = audit.gitReturn ? describeGitReturn(audit.gitReturn) : [];
+  if (audit.hostRun) lines.push(...describeHostRun(audit.hostRun));
   for (const n of audit.nestedGit) lines.push(`agent-sandbox: a nested git ${n.type} was ${n.change} at ${forTerminal(n.path)}: do not run git there before you have looked at it`);
   return lines;
 }

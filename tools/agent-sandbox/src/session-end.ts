@@ -38,6 +38,7 @@ export function sessionEnd(run: SessionRun, audit: GitAudit, plan: SessionPlan, 
     ...(context.logPath ? { logPath: context.logPath } : {}),
     ...(audit.nestedGit.length > 0 ? { nestedGit: audit.nestedGit } : {}),
     ...(audit.gitReturn ? { gitReturn: audit.gitReturn } : {}),
+    ...(audit.hostRun ? { hostRun: audit.hostRun } : {}),
     egress: {
       mode: plan.egress.mode,
       allow: plan.egress.allow,

@@ -25,6 +25,7 @@ export interface SessionEnd {
   logPath?: string;
   nestedGit?: LedgerLine['nestedGit'];
   gitReturn?: LedgerLine['gitReturn'];
+  hostRun?: LedgerLine['hostRun'];
   egress?: LedgerLine['egress'];
   remote?: LedgerLine['remote'];
   work?: LedgerLine['work'];
@@ -51,6 +52,7 @@ export function ranLine(identity: SessionIdentity, end: SessionEnd): LedgerLine 
     ...(end.logPath ? { logPath: end.logPath } : {}),
     ...(end.nestedGit ? { nestedGit: end.nestedGit } : {}),
     ...(end.gitReturn ? { gitReturn: end.gitReturn } : {}),
+    ...(end.hostRun ? { hostRun: end.hostRun } : {}),
     ...(end.egress ? { egress: end.egress } : {}),
     ...(end.remote ? { remote: end.remote } : {}),
     ...(end.work ? { work: end.work } : {}),

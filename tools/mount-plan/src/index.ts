@@ -18,5 +18,6 @@ export {
 } from './config-scan.js';
 export { readStoreRefs, droppedRefs, hostRefsSnapshot, parseLooseRef, parsePackedRefs, clip, type StoreRefs, type RefChange } from './store-refs.js';
 export { scanNestedGit, diffNestedGit, type NestedGit, type NestedGitChange, type NestedScan } from './nested-git.js';
+export { diffHostRun, isHostRunPath, hostRunSignature, type HostRunFile } from './host-run.js';
 export { reservedPaths, reservedCollision, containerWorkspace, workspacesMount, homeMount, secretsMount } from './container-paths.js';
 export { tool } from './cli.js';
