@@ -80,7 +80,7 @@ export function finishGitStore(dir: string, options: FinishOptions = {}): Finish
   const began = performance.now();
   const manifest = readManifest(dir);
   const empty = { named: [], others: 0 };
-  const base: FinishReport = { absent: true, branch: null, outcome: 'none', from: null, to: null, refsDropped: empty, copiedBack: [], kept: [], leftInStore: empty, ms: 0 };
+  const base: FinishReport = { absent: true, branch: null, outcome: 'none', from: null, to: null, refsDropped: empty, copiedBack: [], kept: [], leftInStore: empty, prepareMs: 0, ms: 0 };
   if (!manifest) {
     // prepare died before its manifest: nothing was handed to a session.
     if (lstatSync(dir, { throwIfNoEntry: false })) rmSync(dir, { recursive: true, force: true });
@@ -103,6 +103,7 @@ export function finishGitStore(dir: string, options: FinishOptions = {}): Finish
       ...worktree,
       leftInStore: boundedList(leftInStore(manifest), 20),
       ...(options.by ? { by: options.by } : {}),
+      prepareMs: manifest.ms,
       ms: Math.round(performance.now() - began),
     };
   } finally {

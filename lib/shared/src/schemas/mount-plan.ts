@@ -169,6 +169,7 @@ export const GitReturn = Closed({
   kept: Type.Array(Type.String(), { description: "the worktree's own files the host kept, each with why" }),
   leftInStore: Bounded(Type.String(), 20, 'what the session made at the top of its git dirs (an unfinished rebase, a planted config): removed with the store'),
   by: Type.Optional(Type.String({ description: 'who imported it when not the launcher itself: its sentinel, the next launcher start' })),
+  prepareMs: Type.Number({ minimum: 0, description: "making the store before the session: the host's refs snapshot, links, copies of HEAD and index" }),
   ms: Type.Number({ minimum: 0, description: 'the import: fetch, checks, ref update, removal of the store' }),
 });
 export type GitReturn = Static<typeof GitReturn>;
