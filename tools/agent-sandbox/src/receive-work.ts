@@ -151,7 +151,7 @@ export function outgoingFiles(root: string, id: string): { bundle: string; meta:
 async function bundleOf(mirror: string, branch: string, tip: string, file: string, base: string | undefined): Promise<BundleFacts | undefined> {
   const reader = `${file}.reader`;
   try {
-    buildReader(reader, `${reader}.none`, path.join(mirror, 'objects'), branch, tip);
+    buildReader(reader, `${reader}.none`, path.join(mirror, 'objects'), branch, tip); // no objects of its own: the mirror's are borrowed
     return await makeBundle({ gitDir: reader }, branch, file, base);
   } finally {
     rmSync(reader, { recursive: true, force: true });

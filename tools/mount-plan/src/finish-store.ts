@@ -16,6 +16,7 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { ToolError } from '@agent-sandbox/shared';
+import { removeBeneath } from '@agent-sandbox/shared/beneath';
 import { boundedList } from '@agent-sandbox/shared/bounded-list';
 import type { GitReturn } from '@agent-sandbox/shared/schemas/mount-plan';
 import { importBranch, restoreImportOwner, sideRefOf, type ImportResult } from './import-branch.js';
@@ -62,7 +63,7 @@ function importMoved(m: StoreManifest, tip: string | undefined): Outcome {
   if (tip === startTip) return { outcome: 'unchanged', from: startTip, to: tip };
   const reader = `${m.store.dir}/import.git`;
   try {
-    buildReader(reader, `${m.store.dir}/common/objects`, `${m.store.gitDir}/objects`, branch, tip);
+    buildReader(reader, `${m.store.dir}/common`, `${m.store.gitDir}/objects`, branch, tip);
     const result: ImportResult = importBranch({ place: { gitDir: m.store.gitDir }, source: reader, ref: branch, tip, branch, sessionId: m.sessionId, unbornAtStart: startTip === null });
     return { outcome: result.outcome, from: result.from, to: result.to, ...(result.sideRef ? { sideRef: result.sideRef } : {}), ...(result.message ? { message: result.message } : {}) };
   } catch (err) {
@@ -83,7 +84,7 @@ export function finishGitStore(dir: string, options: FinishOptions = {}): Finish
   const base: FinishReport = { absent: true, branch: null, outcome: 'none', from: null, to: null, refsDropped: empty, copiedBack: [], kept: [], leftInStore: empty, prepareMs: 0, ms: 0 };
   if (!manifest) {
     // prepare died before its manifest: nothing was handed to a session.
-    if (lstatSync(dir, { throwIfNoEntry: false })) rmSync(dir, { recursive: true, force: true });
+    if (lstatSync(dir, { throwIfNoEntry: false })) removeStore(dir);
     return base;
   }
   try {
@@ -107,6 +108,11 @@ export function finishGitStore(dir: string, options: FinishOptions = {}): Finish
       ms: Math.round(performance.now() - began),
     };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    removeStore(dir);
   }
+}
+
+/** The store, removed beneath `<root>/git-stores` without following a link (rm never follows one inside). */
+function removeStore(dir: string): void {
+  removeBeneath(dir.slice(0, dir.lastIndexOf('/')), dir);
 }

@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, type Dirent } from 'node:fs';
 import * as nodeFs from 'node:fs/promises';
 import type { NestedGitChange } from '@agent-sandbox/shared/schemas/mount-plan';
+import { walkBeneath } from '@agent-sandbox/shared/beneath';
 import { hostRunSignature, isHostRunPath, type HostRunFile } from './host-run.js';
 
 export interface NestedGit {
@@ -82,6 +83,8 @@ export interface NestedScan {
 
 /** The hooks of a nested git dir at `rel`: each one a file the host's git runs there. */
 function hooksOf(workspace: string, rel: string, into: HostRunFile[]): void {
+  // hooks/ must be a directory reached without a link: readdir would follow one out of the workspace.
+  if (!walkBeneath(workspace, `${workspace}/${rel}/hooks`).stats?.isDirectory()) return;
   for (const hook of listDir(`${workspace}/${rel}/hooks`)) {
     const signature = hostRunSignature(`${workspace}/${rel}/hooks/${hook.name}`, hook);
     if (signature) into.push({ path: `${rel}/hooks/${hook.name}`, signature });

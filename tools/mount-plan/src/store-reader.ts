@@ -8,14 +8,17 @@
  * session's own objects, never the host's. The reader borrows the host's objects through its own
  * alternates, holds one ref, and the fetch's checks (import-branch.ts) judge every object sent.
  */
-import { copyFileSync, constants, linkSync, mkdirSync, readdirSync, rmSync, writeFileSync, type Dirent } from 'node:fs';
+import { copyFileSync, constants, existsSync, linkSync, mkdirSync, readdirSync, rmSync, writeFileSync, type Dirent } from 'node:fs';
+import { walkBeneath } from '@agent-sandbox/shared/beneath';
 import { runGit } from '@agent-sandbox/shared/git-run';
 
 const looseDir = /^[0-9a-f]{2}$/;
 const looseName = /^([0-9a-f]{38}|[0-9a-f]{62})$/;
 const packName = /^pack-([0-9a-f]{40}|[0-9a-f]{64})\.pack$/;
 
-function listDir(dir: string): Dirent[] {
+/** The entries of `dir`, a directory beneath `root` reached without a link (else none: readdir would follow one). */
+function listDir(root: string, dir: string): Dirent[] {
+  if (!walkBeneath(root, dir).stats?.isDirectory()) return [];
   try {
     return readdirSync(dir, { withFileTypes: true });
   } catch {
@@ -34,18 +37,19 @@ function take(from: string, to: string): void {
   }
 }
 
-/** Takes the session's object files from `objects` (a store's) into the reader's; returns how many. */
-function takeObjects(objects: string, into: string): number {
+/** Takes the session's object files from `<store>/objects` into the reader's; returns how many. */
+function takeObjects(store: string, into: string): number {
+  const objects = `${store}/objects`;
   let count = 0;
-  for (const dir of listDir(objects)) {
+  for (const dir of listDir(store, objects)) {
     if (!dir.isDirectory() || !looseDir.test(dir.name)) continue;
-    const files = listDir(`${objects}/${dir.name}`).filter((f) => f.isFile() && looseName.test(f.name));
+    const files = listDir(store, `${objects}/${dir.name}`).filter((f) => f.isFile() && looseName.test(f.name));
     if (files.length === 0) continue;
     mkdirSync(`${into}/${dir.name}`, { recursive: true });
     for (const f of files) take(`${objects}/${dir.name}/${f.name}`, `${into}/${dir.name}/${f.name}`);
     count += files.length;
   }
-  const pack = listDir(`${objects}/pack`);
+  const pack = listDir(store, `${objects}/pack`);
   const plain = new Set(pack.filter((f) => f.isFile()).map((f) => f.name));
   for (const name of plain) {
     const idx = name.replace(/\.pack$/, '.idx');
@@ -58,14 +62,15 @@ function takeObjects(objects: string, into: string): number {
 }
 
 /**
- * Makes `<dir>` a bare repository holding the store's objects, borrowing `hostObjects`, with
- * `ref` at `tip`. Throws when the tip is not an object it has (the session removed it).
+ * Makes `<dir>` a bare repository holding the objects of the git dir `store` (a store's
+ * `common/`; a directory without `objects/` gives none), borrowing `hostObjects`, with `ref` at
+ * `tip`. Throws when the tip is not an object it has (the session removed it).
  */
-export function buildReader(dir: string, storeObjects: string, hostObjects: string, ref: string, tip: string): { objects: number } {
+export function buildReader(dir: string, store: string, hostObjects: string, ref: string, tip: string): { objects: number } {
   rmSync(dir, { recursive: true, force: true });
   runGit({}, ['init', '--quiet', '--bare', dir], {}, { exit: 'internal', code: 'reader-init-failed' });
   writeFileSync(`${dir}/objects/info/alternates`, `${hostObjects}\n`);
-  const objects = takeObjects(storeObjects, `${dir}/objects`);
+  const objects = existsSync(store) ? takeObjects(store, `${dir}/objects`) : 0;
   runGit({ gitDir: dir }, ['update-ref', ref, tip], {}, { code: 'import-refused' });
   return { objects };
 }

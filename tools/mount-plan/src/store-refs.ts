@@ -8,6 +8,7 @@
  * Values: an object id, `ref: <target>` for a symbolic ref, or `invalid: "<first bytes>"`.
  */
 import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, readlinkSync, type Dirent } from 'node:fs';
+import { walkBeneath } from '@agent-sandbox/shared/beneath';
 import { boundedList, type Bounded } from '@agent-sandbox/shared/bounded-list';
 import { runGit, type GitPlace } from '@agent-sandbox/shared/git-run';
 import type { RefChange } from '@agent-sandbox/shared/schemas/mount-plan';
@@ -94,7 +95,8 @@ export function readStoreRefs(gitDir: string, maxEntries = 2_000_000): StoreRefs
   const packed = readPlainBounded(`${gitDir}/packed-refs`, maxPackedBytes);
   if (packed) parsePackedRefs(packed.toString('latin1'), refs);
   let visited = 0;
-  const pending = ['refs'];
+  // refs/ itself must be a directory, not a link the session put there (readdir would follow it).
+  const pending = walkBeneath(gitDir, `${gitDir}/refs`).stats?.isDirectory() ? ['refs'] : [];
   while (pending.length > 0) {
     const rel = pending.pop()!;
     const entries = listDir(`${gitDir}/${rel}`);

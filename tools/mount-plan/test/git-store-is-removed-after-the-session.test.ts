@@ -89,6 +89,28 @@ t.test('what a session plants in its store (links out, a FIFO, a bogus pack, fil
   t.ok(await exists('/etc/passwd'));
 });
 
+t.test("a store whose refs/ and objects/ are links to another repository: nothing of that repository is read, nothing of it comes home", async (t) => {
+  const { tree, store } = await linked(t);
+  prepareGitStore(store, 's1');
+  const other = `${tree.base}/other-repo`;
+  await git(['init', '-q', '-b', 'main', other], tree.base);
+  await git(['commit', '-q', '--allow-empty', '-m', 'not yours'], other);
+  const foreign = (await git(['rev-parse', 'HEAD'], other)).stdout.trim();
+  await mkdir(`${other}/.git/refs/heads/deep`, { recursive: true });
+  await writeFile(`${other}/.git/refs/heads/deep/secret`, `${foreign}\n`);
+  const c = `${store.dir}/common`;
+  await rm(`${c}/objects`, { recursive: true });
+  await symlink(`${other}/.git/objects`, `${c}/objects`);
+  await writeFile(`${c}/packed-refs`, `${foreign} refs/heads/session-s1\n`);
+  await rm(`${c}/refs`, { recursive: true });
+  await symlink(`${other}/.git/refs`, `${c}/refs`);
+  const report = finishGitStore(store.dir);
+  t.match(report, { outcome: 'failed', to: foreign }, 'the branch names an object the store does not hold (its objects/ is a link): refused');
+  t.notMatch(JSON.stringify(report), /deep\/secret/, "the linked refs/ was never walked");
+  t.equal((await git(['cat-file', '-e', foreign], tree.main, false)).exitCode, 1, "the other repository's commit is not in the host repository");
+  t.equal((await git(['rev-parse', 'session-s1'], tree.main)).stdout.trim(), (await git(['rev-parse', 'main'], tree.main)).stdout.trim(), 'the branch did not move');
+});
+
 async function plain(t: Teardown) {
   const base = await tempDir(t, 'mount-plan-store-repo-');
   const ws = `${base}/root/workspaces/s1`;
