@@ -102,7 +102,7 @@ export async function sweepRecord(record: SessionRecord, root: string, lock: Hel
           exitCode: 137,
           outcome: 'ran',
           reason: 'abandoned',
-          message: `the launcher (pid ${record.pid}) ended before the session did; ${cause} stopped its container and removed what it had made`,
+          message: `the launcher (pid ${record.pid}) ended before the session did; ${cause} stopped its container, ${gitReturn ? 'brought its branch home from its git store (see gitReturn), ' : ''}and removed what it had made`,
           evidence: { cause },
           peak: null,
           ...(gitReturn ? { gitReturn } : {}),

@@ -55,7 +55,12 @@ export interface ImportResult {
   message?: string;
 }
 
-export const sideRefOf = (sessionId: string) => `refs/agent-sandbox/returned/${sessionId}`;
+/**
+ * Where commits that could not advance the branch wait. A workspace id may hold what a ref name
+ * may not (`a..b`, a trailing `.` or `.lock`): those dots become `_`.
+ */
+export const sideRefOf = (sessionId: string) =>
+  `refs/agent-sandbox/returned/${sessionId.replace(/\.(?=\.)/g, '_').replace(/\.lock$/i, '_lock').replace(/\.$/, '_')}`;
 
 /** The default advance: compare-and-swap of the branch from what it was to the new tip. */
 function updateRef(place: ImportInput['place'], branch: string, sessionId: string): Advance {
