@@ -74,7 +74,8 @@ function updateRef(place: ImportInput['place'], branch: string, sessionId: strin
 export function importBranch(input: ImportInput): ImportResult {
   const { place, branch } = input;
   const sideRef = sideRefOf(input.sessionId);
-  runGit(place, ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', input.source, `+${input.ref}:${sideRef}`], { config: checkedFetchConfig }, { code: 'import-refused' });
+  // A session may have written gigabytes: the fetch is given half an hour, not git-run's two minutes.
+  runGit(place, ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', input.source, `+${input.ref}:${sideRef}`], { config: checkedFetchConfig, timeoutMs: 30 * 60_000 }, { code: 'import-refused' });
   const fetched = runGit(place, ['rev-parse', '--verify', `${sideRef}^{commit}`]).stdout.trim();
   if (fetched !== input.tip) {
     runGit(place, ['update-ref', '-d', sideRef], { allowFail: true });
