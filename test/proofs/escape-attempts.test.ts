@@ -84,7 +84,7 @@ for (const kind of gitKinds) {
     const out = o.end.stdout;
     tt.equal(o.end.exitCode, 0, `the session ran (stderr tail: ${o.end.stderr.slice(-300)})`);
     tt.match(out, /^honest-commit=0$/m, 'the agent committed first');
-    tt.ok(Number(/^store-objects-before=(\d+)$/m.exec(out)?.[1]) > 0 && /^store-objects-after=0$/m.test(out), `the wipe itself succeeded inside: every object file of the git dir it sees is gone (${/store-objects-\w+=\d+/g.exec(out)})`);
+    tt.ok(Number(/^store-objects-before=(\d+)$/m.exec(out)?.[1]) > 0 && /^store-objects-after=0$/m.test(out), `the wipe itself succeeded inside: every object file of the git dir it sees is gone (${out.match(/store-objects-\w+=\d+/g)?.join(' ')})`);
     tt.match(out, /^store-refs-after=0$/m, 'and every ref file');
     tt.match(out, /Read-only file system/, "the host's own objects and refs are read-only inside");
     tt.ok(Number(/^live-objects-after=(\d+)$/m.exec(out)?.[1]) > 0, "the host's objects are all still there, seen from inside");
