@@ -28,9 +28,11 @@ function looksLikeIndex(data: Buffer, newSharedIndex: boolean): boolean {
   return data.subarray(0, 4).toString('latin1') === 'DIRC' && version >= 2 && version <= 4 && !newSharedIndex;
 }
 
-/** How many objects the index names that the host's repository lacks (gitlinks aside). */
-function missingObjects(gitDir: string, indexCopy: string): number {
-  const listed = runGit({ gitDir }, ['ls-files', '--stage', '-z'], { env: { GIT_INDEX_FILE: indexCopy } }).stdout;
+/** How many objects the index names that the host's repository lacks (gitlinks aside); undefined when git cannot read it. */
+function missingObjects(gitDir: string, indexCopy: string): number | undefined {
+  const read = runGit({ gitDir }, ['ls-files', '--stage', '-z'], { env: { GIT_INDEX_FILE: indexCopy }, allowFail: true });
+  if (read.status !== 0) return undefined;
+  const listed = read.stdout;
   const oids = new Set<string>();
   for (const entry of listed.split('\0')) {
     const m = /^([0-7]{6}) ([0-9a-f]{40,64}) /.exec(entry);
@@ -73,7 +75,8 @@ export function returnWorktreeFiles(m: StoreManifest, branchCameHome: boolean): 
     const check = `${m.store.dir}/index.check`;
     writeFileSync(check, index, { mode: 0o600 });
     const missing = missingObjects(m.store.gitDir, check);
-    if (missing > 0) why = `it names ${missing} object${missing === 1 ? '' : 's'} this repository lacks `;
+    if (missing === undefined) why = 'git cannot read it';
+    else if (missing > 0) why = `it names ${missing} object${missing === 1 ? '' : 's'} this repository lacks`;
   }
   if (why) return { copiedBack: [], kept: [...kept, `index: ${why}; the host's stays`] };
   replaceFile(to, 'index', index);
