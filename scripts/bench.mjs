@@ -7,17 +7,19 @@
 //   pnpm bench [--runs N] [--only 1,2,...] [--json FILE] [--caller-env]
 //              [--requests N] [--stream-mib N] [--brokers N]    (section 6)
 //              [--soak N] [--soak-egress runtime|none]          (section 7)
-//              [--refs N]                                       (section 3)
+//              [--refs N]                                       (sections 3, 9)
+//              [--big-gib N]                                    (section 9, default 1)
 //              [--image IMAGE]   (default localhost/agent-sandbox:latest; it must have egress-relay)
 //
 // 1 session overhead: `agent-sandbox run -- true` vs a bare `podman run --rm` of the same argv
 // 2 each executable's cold start vs `node -e 0`
-// 3 git work: plan and run for a linked worktree with few refs and with many; snapshotRefs vs git
+// 3 git work: plan and run for a linked worktree with few refs and with many
 // 4 16 sessions at once: all succeed, attributed, ledger lines, nothing left, launcher peak RSS
 // 5 cost as work grows: 1/10/100 worktrees + staged credentials; 10 vs 100 000 workspace files
 // 6 the egress broker: latency (p50, p99) and throughput vs direct, 16 brokers at once
 // 7 the soak: 64 sessions at once with every kind of ending; reasons, leftovers, host latency
 // 8 the disk ceiling's overshoot: a writer with no end under --disk 256m, idle and loaded
+// 9 the session's git store: prepare and import for this project's history and a 1 GiB repository; per-ref costs
 import { existsSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -32,6 +34,7 @@ const sections = {
   6: async () => (await import('./bench/egress.mjs')).egress(),
   7: async () => (await import('./bench/soak.mjs')).soak(),
   8: async () => (await import('./bench/disk-ceiling.mjs')).diskCeiling(),
+  9: async () => (await import('./bench/git-store.mjs')).gitStore(),
 };
 const tools = ['path-guard', 'cred-stage', 'mount-plan', 'nnp-probe', 'sandbox-run', 'podman-attrib', 'agent-unsafe', 'agent-sandbox', 'egress-proxy'];
 

@@ -4,7 +4,8 @@
 // node, comes back into the local repository on the session's branch. Uncommitted work stays on
 // the node and is named in the verdict. A malformed, altered, truncated, oversized or
 // over-reaching bundle is refused (80) without touching the mirror; a second session on the same
-// workspace is refused (92), here and on the node.
+// workspace is refused (92), here and on the node. The node's session writes its own git store and
+// its branch comes into the mirror through the same checked import as a local session's.
 import t, { type Test } from 'tap';
 import { execa } from 'execa';
 import { createHash, randomBytes } from 'node:crypto';
@@ -138,6 +139,31 @@ t.test('a branch moved locally while the session ran: the commits wait at refs/a
   t.equal(await git(s.repo, 'log', '-1', '--format=%s', `agent/${s.id}`), 'moved here', 'the local branch is not overwritten');
   t.match(lines(s.ledger)[0], { work: { fetched: 'side-ref', sideRef: `refs/agent-sandbox/returned/${s.id}` } });
   t.notOk(existsSync(path.join(localWorkspace, 'a.txt')));
+});
+
+t.test('the node runs the same store and import: moved refs stay on the node, a rewritten branch comes back aside, the mirror stays whole', async (t) => {
+  const s = await setup(t, 'rewrite');
+  const first = await s.run(commitOnNode('a.txt', 'first on the node'));
+  t.equal(first.exitCode, 0, first.stderr);
+  const mirror = s.mirrorDir()!;
+  const mirrorRefs = await git(mirror, 'for-each-ref', '--format=%(refname)');
+  const agentScript = [
+    'git update-ref refs/heads/main HEAD', // another branch, in the store only
+    'git tag -f planted HEAD',
+    'git reset -q --hard HEAD~1', // the branch rewritten: its last commit dropped...
+    commitOnNode('b.txt', 'rewritten on the node'), // ...and another in its place
+  ].join('; ');
+  const out = await s.run(agentScript);
+  t.equal(out.exitCode, 0, out.stderr);
+  const side = `refs/agent-sandbox/returned/${s.id}`;
+  t.equal(await git(s.repo, 'log', '-1', '--format=%s', side), 'rewritten on the node', 'the rewritten history waits at the side ref here');
+  t.equal(await git(s.repo, 'log', '-1', '--format=%s', `agent/${s.id}`), 'first on the node', 'the local branch is not rewritten');
+  t.match(lines(s.ledger)[1], { work: { fetched: 'side-ref', sideRef: side } });
+  t.equal(await git(mirror, 'for-each-ref', '--format=%(refname)'), mirrorRefs, "no ref the session made or moved reached the node's mirror");
+  t.equal((await execa('git', ['-c', 'safe.directory=*', '-C', mirror, 'fsck', '--full', '--no-progress'], { reject: false })).exitCode, 0, "the node's mirror passes git fsck --full");
+  t.equal((await execa('git', ['-c', 'safe.directory=*', '-C', s.repo, 'fsck', '--full', '--no-progress'], { reject: false })).exitCode, 0, 'and so does the local repository');
+  const node = lines(s.sshd.nodeLedger).at(-1);
+  t.match(node?.gitReturn, { outcome: 'side-ref', refsDropped: { named: [{ name: 'refs/heads/main' }, { name: 'refs/tags/planted' }] } }, "the node's line counts what its import dropped");
 });
 
 /** A raw request to the forced command: the line, then `payload` (stdin then closes). */

@@ -1,6 +1,7 @@
 // The suite's sessions, started at once and each awaited by its own tests: the probe session
-// with the other session beside it, one session per git-to-host path, --timeout beside them;
-// then the launcher kills, --disk and, alone at the end, the fork bomb (it would skew timings).
+// with the other session beside it, one session per git-to-host path and per attack on the
+// session's git store, --timeout beside them; then the launcher kills (two after a commit), --disk
+// and, alone at the end, the fork bomb (it would skew timings).
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { chmod, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
@@ -12,6 +13,7 @@ import type { Teardown } from '@agent-sandbox/testkit';
 import { parseMountinfo, runtimeMounts } from '../session.js';
 import { globalSysctls, readSysctl } from './attempts-kernel.js';
 import { gitPaths, hostEverydayGit, plantScript, prepareGitSession, type GitKind, type GitPath } from './git-attacks.js';
+import { killAfterCommit, storeAttack, storeAttacks, wipeWithSharedObjects } from './git-store-attacks.js';
 import { addHostKey, removeHostKeys } from './host-keyring.js';
 import { diskSession, forkBombSession, killLauncher, timeoutSession } from './lifecycle.js';
 import type { ProbeCtx } from './probe-context.js';
@@ -125,11 +127,17 @@ export function startAll(t: Teardown, h: Targets, attempts: Array<Attempt<ProbeC
   const gitRoot = sessionRoot(t, 'git');
   const slot = limiter(3);
   const git = new Map(gitKinds.flatMap((kind) => gitPaths.map(({ path: p }) => [`${kind}/${p}`, settle(slot(() => gitAttack(t, gitRoot, kind, p)))] as const)));
+  // What a session does to its own git state (its store), and the control against shared objects.
+  const storeRoot = sessionRoot(t, 'store');
+  const store = new Map(gitKinds.flatMap((kind) => storeAttacks.map((a) => [`${kind}/${a}`, settle(slot(() => storeAttack(t, storeRoot, kind, a)))] as const)));
+  const storeControl = settle(storeRoot.then((r) => wipeWithSharedObjects(t, r)));
   const timedOut = settle(timeoutSession(t));
-  const phase1 = Promise.all([probed, timedOut, ...git.values()]);
+  const phase1 = Promise.all([probed, timedOut, storeControl, ...git.values(), ...store.values()]);
   const killedAlone = settle(phase1.then(() => killLauncher(t, 'kill1', false)));
   const killedWithSentinel = settle(phase1.then(() => killLauncher(t, 'kill2', true)));
+  const committedThenKilled = settle(phase1.then(async () => killAfterCommit(t, await sessionRoot(t, 'kill3'), 'linked worktree', true)));
+  const committedThenLauncherKilled = settle(phase1.then(async () => killAfterCommit(t, await sessionRoot(t, 'kill4'), 'plain repository', false)));
   const diskFilled = settle(phase1.then(() => diskSession(t)));
-  const bombed = settle(Promise.all([killedAlone, killedWithSentinel, diskFilled]).then(() => forkBombSession(t)));
-  return { probed, git, timedOut, killedAlone, killedWithSentinel, diskFilled, bombed };
+  const bombed = settle(Promise.all([killedAlone, killedWithSentinel, committedThenKilled, committedThenLauncherKilled, diskFilled]).then(() => forkBombSession(t)));
+  return { probed, git, store, storeControl, timedOut, killedAlone, killedWithSentinel, committedThenKilled, committedThenLauncherKilled, diskFilled, bombed };
 }

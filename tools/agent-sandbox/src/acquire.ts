@@ -1,7 +1,7 @@
 /**
  * What a session holds on the host while it runs, taken in order and given back in reverse on
  * every path: the staged credential copy, the session home's installed copies, the git-dir
- * view (mount-plan: nothing the session writes changes what the host's git runs), the
+ * store (mount-plan: everything git writes inside goes there; its branch comes home after), the
  * egress broker (the session's only way out), the parent cgroup. A refusal at any step after staging leaves nothing. (The lock, the record and the
  * sentinel are the launcher's: they outlive these, until the ledger line is written.)
  */
@@ -31,7 +31,7 @@ export interface AcquireInput {
   stageInput: CredStageStageInput;
   /** Host paths of the copies the container will install in the home. */
   installed: string[];
-  /** mount-plan's plan: its git-dir view is made here and finished on release. */
+  /** mount-plan's plan: its git store is made here and finished (the branch brought home) on release. */
   mounts: MountPlanOutput;
   /** The session's network: its broker is started here and stopped on release. */
   egress: EgressPlan;
@@ -63,7 +63,7 @@ export async function acquire(input: AcquireInput): Promise<Acquired> {
     await reach(input.faults, 'staged');
     prepareHome(layout.home, process.geteuid?.() ?? 0);
     undo.push(() => scrubInstalled(input.installed));
-    const git = await startGitSession(input.mounts, layout.workspace);
+    const git = await startGitSession(input.mounts, layout.workspace, layout.sessionId, input.log);
     undo.push(() => git.finish());
     const egress = await startEgress(input.egress, layout.sessionId);
     undo.push(() => egress.stop());
@@ -75,6 +75,7 @@ export async function acquire(input: AcquireInput): Promise<Acquired> {
       prepared.cleanup();
     });
     input.onParent?.(prepared.cgroupParent, prepared.cidfile);
+    await git.ready();
     return { prepared, git, egress, release };
   } catch (err) {
     await release();

@@ -9,7 +9,7 @@ import { runtimeNames } from '@agent-sandbox/shared/runtimes';
 import type { DoctorReport } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import { hostPreflight, realHostProbe, type HostProbe } from '@agent-sandbox/sandbox-run';
 import { planCredentials, stageCredentials } from '@agent-sandbox/cred-stage';
-import { prepareGitView } from '@agent-sandbox/mount-plan';
+import { prepareGitStore } from '@agent-sandbox/mount-plan';
 import { podEnv, type SessionIdentity } from './compose.js';
 import { loadRegistry, pickHost, probeSsh, readMachineId } from './hosts.js';
 import { kubeManifest } from './kube-manifest.js';
@@ -100,8 +100,9 @@ export async function planCommand(request: LaunchRequest, io: CommandIo) {
  * credential copy (<root>/secrets/<id>, owned by uid 1000, which the hostPath volume names) and
  * the --ca-file copy, hands the session home to uid 1000, makes the git-dir view and the
  * broker's socket directory, so the manifest runs as printed once the node's broker listens
- * there; when the pod has ended, remove <root>/secrets/<id> and the socket directory, and
- * finish <root>/git-views/<id>. On a cluster the credential would be a Secret.
+ * there; when the pod has ended, remove <root>/secrets/<id> and the socket directory; the next
+ * session in the workspace brings the pod's branch home from <root>/git-stores/<id> before it
+ * starts. On a cluster the credential would be a Secret.
  * A workspace with a running session is refused (92) before anything is staged.
  */
 export async function kubeCommand(request: LaunchRequest, io: CommandIo) {
@@ -114,7 +115,7 @@ export async function kubeCommand(request: LaunchRequest, io: CommandIo) {
     await stageCredentials(stageInput, { env: io.env });
     if (plan.egress.ca) await stageCaFile(plan.egress.ca);
     prepareHome(plan.layout.home, process.geteuid?.() ?? 0);
-    if (plan.mounts.gitView) await prepareGitView(plan.mounts.gitView);
+    if (plan.mounts.gitStore) prepareGitStore(plan.mounts.gitStore, plan.layout.sessionId);
     if (plan.egress.socketDir) makeSocketDir(plan.egress.socketDir);
   } finally {
     lock.release();

@@ -4,8 +4,9 @@
  * (the request line, then the bundle's bytes: receive-work.ts). The local workspace is locked
  * for the whole dispatch (a second session on it is refused, 92). Afterwards the commits the
  * session made come back (the forced command's second request kind), are checked like any
- * bundle, fetched into the local repository, and the branch and the local worktree advance
- * when that is a fast-forward; otherwise they wait at refs/agent-sandbox/returned/<id>.
+ * bundle, and come home through mount-plan's importBranch, the one import a local session's
+ * store goes through too: the branch and the local worktree advance when that is a
+ * fast-forward; otherwise the commits wait at refs/agent-sandbox/returned/<id>.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -14,13 +15,14 @@ import { ToolError } from '@agent-sandbox/shared';
 import type { HostEntry, LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { BundleFacts, WorkOffer, WorkTransfer } from '@agent-sandbox/shared/schemas/workspace';
 import { guardPath } from '@agent-sandbox/path-guard';
-import { chownTree, restoreOwner } from './git-grant.js';
+import { importBranch, restoreImportOwner, sideRefOf, type Advance } from '@agent-sandbox/mount-plan';
+import { chownTree } from './git-grant.js';
 import { runGit, uncommittedPaths, type GitPlace } from './git-run.js';
 import { layoutFor } from './layout.js';
 import type { LaunchRequest } from './request.js';
 import { lockWorkspace, type HeldLock } from './session-lock.js';
 import { fetchOverSsh } from './ssh-dispatch.js';
-import { checkBundle, fetchBundle, makeBundle, mirrorNameOf, sha256File } from './work-bundle.js';
+import { checkBundle, makeBundle, mirrorNameOf, sha256File } from './work-bundle.js';
 import { gitPlaceOf } from './workspace-list.js';
 import { readWorkspaceRecord } from './workspace-record.js';
 
@@ -67,7 +69,24 @@ export async function prepareWork(request: LaunchRequest): Promise<CarriedWork |
   }
 }
 
-/** Fetches the returned bundle into the local repository and moves the branch and worktree forward when it is a fast-forward. */
+/**
+ * The local worktree follows the branch: `git merge --ff-only` keeps local uncommitted changes
+ * the new commits do not touch, and refuses otherwise (then the commits wait at the side ref).
+ */
+function mergeInWorktree(work: CarriedWork): Advance {
+  return (_from, to) => {
+    const head = runGit(work.place, ['symbolic-ref', '--quiet', 'HEAD'], { allowFail: true }).stdout.trim();
+    if (head !== work.offer.branch) return { ok: false, why: `the local worktree no longer has ${work.offer.branch} checked out` };
+    const merged = runGit(work.place, ['merge', '--ff-only', '--quiet', to], { allowFail: true });
+    if ((process.geteuid?.() ?? 0) === 0 && work.place.workTree) {
+      chownTree(work.place.workTree);
+      chownTree(work.place.gitDir);
+    }
+    return merged.status === 0 ? { ok: true } : { ok: false, why: `the local worktree's uncommitted changes are in the way (${merged.stderr.trim().split('\n').pop()})` };
+  };
+}
+
+/** Fetches the returned bundle into the local repository through the one checked import. */
 async function fetchBack(work: CarriedWork, host: HostEntry, runId: string, returned: BundleFacts): Promise<Pick<WorkTransfer, 'fetched' | 'sideRef' | 'message'>> {
   const file = path.join(work.scratch, 'return.bundle');
   const got = await fetchOverSsh(host, { version: 1, kind: 'return', nodeMachineId: host.machineId, workspaceId: work.id, runId }, file, returned.bytes);
@@ -77,28 +96,14 @@ async function fetchBack(work: CarriedWork, host: HostEntry, runId: string, retu
     throw new ToolError('usage', 'bundle-checksum', `the returned bundle is ${got.bytes} bytes with sha256 ${sha256}; the node announced ${returned.bytes} bytes, ${returned.sha256}`);
   }
   checkBundle({ file, ref: work.offer.branch, tip: returned.tip, prerequisitesIn: { gitDir: work.commonDir } }, work.scratch);
-  const sideRef = `refs/agent-sandbox/returned/${work.id}`;
-  fetchBundle({ gitDir: work.commonDir }, file, work.offer.branch, sideRef);
-  const local = runGit({ gitDir: work.commonDir }, ['rev-parse', '--verify', `${work.offer.branch}^{commit}`]).stdout.trim();
-  const fastForward = runGit({ gitDir: work.commonDir }, ['merge-base', '--is-ancestor', local, returned.tip], { allowFail: true }).status === 0;
-  const head = runGit(work.place, ['symbolic-ref', '--quiet', 'HEAD'], { allowFail: true }).stdout.trim();
-  restoreOwner(work.commonDir, [work.place.gitDir]);
-  if (!fastForward || head !== work.offer.branch) {
-    const why = !fastForward ? `${work.offer.branch} moved here while the session ran` : `the local worktree no longer has ${work.offer.branch} checked out`;
-    return { fetched: 'side-ref', sideRef, message: `${why}: the session's commits are at ${sideRef} (git merge ${sideRef})` };
+  const branch = work.offer.branch;
+  try {
+    const result = importBranch({ place: { gitDir: work.commonDir }, source: file, ref: branch, tip: returned.tip, branch, sessionId: work.id, advance: mergeInWorktree(work) });
+    if (result.outcome === 'side-ref') return { fetched: 'side-ref', sideRef: result.sideRef!, message: result.message! };
+    return { fetched: 'fast-forward' };
+  } finally {
+    restoreImportOwner(work.commonDir, [branch, sideRefOf(work.id)]);
   }
-  // git merge --ff-only keeps local uncommitted changes that the new commits do not touch, and refuses otherwise.
-  const merged = runGit(work.place, ['merge', '--ff-only', '--quiet', returned.tip], { allowFail: true });
-  if ((process.geteuid?.() ?? 0) === 0 && work.place.workTree) {
-    restoreOwner(work.commonDir, [work.place.gitDir]);
-    chownTree(work.place.workTree);
-    chownTree(work.place.gitDir);
-  }
-  if (merged.status !== 0) {
-    return { fetched: 'side-ref', sideRef, message: `the local worktree's uncommitted changes are in the way (${merged.stderr.trim().split('\n').pop()}): the session's commits are at ${sideRef}` };
-  }
-  runGit({ gitDir: work.commonDir }, ['update-ref', '-d', sideRef], { allowFail: true });
-  return { fetched: 'fast-forward' };
 }
 
 /** What the work did, for the client's ledger line: the node's account and what came back. */

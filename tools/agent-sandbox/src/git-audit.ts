@@ -1,53 +1,103 @@
 /**
- * The session's git, around the run: mount-plan's git-dir view made before the container
- * starts (so nothing the session writes changes what the host's git runs), and, once the
- * container is gone, the view finished (removed, a plain repository's HEAD and index copied
- * back) and what the session changed that a mount cannot prevent: refs outside its own branch
- * (refs are one shared directory) and nested repositories in the workspace. Both are printed on
- * stderr and go to the ledger line.
+ * The session's git, around the run: mount-plan's git store made before the container starts
+ * (everything git writes inside goes there; nothing reaches the host's repository), and, once
+ * the container is gone, the store finished: the session's branch brought home through a
+ * checked fetch, fast-forward only, every other ref it made dropped and counted, the store
+ * removed. Also what a mount cannot prevent, from one walk of the workspace before and after:
+ * nested repositories, and the files host tools run or read when the user opens, enters or
+ * builds the workspace (a report, not a block). All of it is printed on stderr (bounded: at
+ * most 20 refs, 50 files named) and goes to the ledger line.
  */
-import { diffNestedGit, diffRefs, finishGitView, prepareGitView, scanNestedGit, sessionOwnRefs, snapshotRefs, type NestedScan, type RefSnapshot } from '@agent-sandbox/mount-plan';
-import type { GitViewReport, MountPlanOutput, NestedGitChange, RefChange } from '@agent-sandbox/shared/schemas/mount-plan';
+import { diffHostRun, diffNestedGit, finishGitStore, prepareGitStore, scanNestedGit, type NestedScan } from '@agent-sandbox/mount-plan';
+import { describeBounded } from '@agent-sandbox/shared/bounded-list';
+import type { GitReturn, HostRunReport, MountPlanOutput, NestedGitChange, RefChange } from '@agent-sandbox/shared/schemas/mount-plan';
+import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 
 export interface GitAudit {
-  refs: RefChange[];
   nestedGit: NestedGitChange[];
-  /** What finishing the view did, when it did anything worth saying. */
-  gitView?: GitViewReport;
+  /** What came home from the session's store. */
+  gitReturn?: GitReturn;
+  /** Host-run files the session changed (none: absent). */
+  hostRun?: HostRunReport;
 }
 
 export interface GitSession {
-  /** Finishes the view and reports; call once the container is gone (idempotent). */
+  /** The workspace's "before" walk is done: await it before the agent starts. */
+  ready(): Promise<void>;
+  /** Brings the branch home and removes the store; call once the container is gone (idempotent). */
   finish(): Promise<GitAudit>;
 }
 
-const empty = (report: GitViewReport) => Object.values(report).every((list) => list.length === 0);
+/** The ledger's part of finishGitStore's report. */
+export function gitReturnOf(report: ReturnType<typeof finishGitStore>): GitReturn | undefined {
+  if (report.absent) return undefined;
+  const { absent: _absent, ...line } = report;
+  return line;
+}
 
-/** Prepares the view and takes the "before" snapshots. Throws 87 when the view cannot be made. */
-export async function startGitSession(mounts: MountPlanOutput, workspace: string): Promise<GitSession> {
-  const view = mounts.gitView;
-  if (view) await prepareGitView(view);
-  const commonDir = mounts.git.commonDir ?? mounts.git.gitDir;
-  const refsBefore: RefSnapshot | undefined = commonDir ? await snapshotRefs(commonDir) : undefined;
-  // The walk overlaps the container's start; what it has seen by then is the session's "before".
-  const nestedBefore: Promise<NestedScan> | undefined = mounts.git.kind !== 'none' ? scanNestedGit(workspace) : undefined;
+/**
+ * Prepares the store (87 when it cannot be made). A store this workspace's last session left
+ * (a launcher that died before anyone finished it, a Pod's) is finished first: its branch comes
+ * home before the new session starts from it.
+ */
+export async function startGitSession(mounts: MountPlanOutput, workspace: string, sessionId: string, log: (line: string) => void): Promise<GitSession> {
+  const store = mounts.gitStore;
+  if (store) {
+    const left = gitReturnOf(finishGitStore(store.dir, { by: 'the next session in this workspace' }));
+    if (left) for (const line of describeGitReturn(left)) log(line);
+    prepareGitStore(store, sessionId);
+  }
+  // The walk overlaps the rest of the preparation (egress, cgroup); the launcher awaits it
+  // (ready) before the agent starts, so the agent cannot change a file before it was seen.
+  const before: Promise<NestedScan> = scanNestedGit(workspace);
   let done: Promise<GitAudit> | undefined;
   return {
+    ready: async () => void (await before),
     finish: () =>
       (done ??= (async () => {
-        const finished = view ? await finishGitView(view.dir) : undefined;
-        const refs = refsBefore && commonDir ? diffRefs(refsBefore, await snapshotRefs(commonDir), sessionOwnRefs(refsBefore, mounts.git.worktreeName)) : [];
-        const nestedGit = nestedBefore ? diffNestedGit(await nestedBefore, await scanNestedGit(workspace)) : [];
-        const report = finished ? { copiedBack: finished.copiedBack, conflicts: finished.conflicts, invalid: finished.invalid, dropped: finished.dropped, inProgress: finished.inProgress } : undefined;
-        return { refs, nestedGit, ...(report && !empty(report) ? { gitView: report } : {}) };
+        const gitReturn = store ? gitReturnOf(finishGitStore(store.dir)) : undefined;
+        const [was, now] = [await before, await scanNestedGit(workspace)];
+        const hostRun = diffHostRun(was.hostRun, now.hostRun);
+        return { nestedGit: mounts.git.kind !== 'none' ? diffNestedGit(was, now) : [], ...(gitReturn ? { gitReturn } : {}), ...(hostRun.named.length > 0 ? { hostRun } : {}) };
       })()),
   };
 }
 
+function describeRef(r: RefChange): string {
+  const what = r.old === null ? 'made' : r.new === null ? 'deleted' : 'moved';
+  return `${forTerminal(r.name)} (${what})`;
+}
+
+/** The lines for stderr about the store: what did not come home, and why. Nothing when all went well. */
+export function describeGitReturn(r: GitReturn): string[] {
+  const lines: string[] = [];
+  const branch = forTerminal(r.branch ?? '(none)');
+  if (r.outcome === 'side-ref') lines.push(`agent-sandbox: ${branch} was not advanced: ${forTerminal(r.message ?? '')}`);
+  if (r.outcome === 'failed') lines.push(`agent-sandbox: the session's commits did not come home: ${forTerminal(r.message ?? '')}`);
+  if (r.outcome === 'none' && r.message && r.branch !== null) lines.push(`agent-sandbox: ${forTerminal(r.message)}`);
+  const dropped = r.refsDropped;
+  if (dropped.named.length > 0) {
+    lines.push(`agent-sandbox: ${dropped.named.length + dropped.others} ref change${dropped.named.length + dropped.others === 1 ? '' : 's'} outside ${branch} stayed in the session's store and were dropped: ${describeBounded({ named: dropped.named.map(describeRef), others: dropped.others })}`);
+  }
+  for (const kept of r.kept) lines.push(`agent-sandbox: ${forTerminal(kept)}`);
+  if (r.leftInStore.named.length > 0) {
+    lines.push(`agent-sandbox: dropped with the session's store: ${describeBounded({ named: r.leftInStore.named.map((n) => forTerminal(n)), others: r.leftInStore.others })}`);
+  }
+  return lines;
+}
+
+/** One block: the host-run files the session changed, 50 named, then a count. */
+export function describeHostRun(report: HostRunReport): string[] {
+  const lines = ['agent-sandbox: the session changed files that tools on this host run or read when you open, enter or build the workspace; read them before you do:'];
+  for (const c of report.named) lines.push(`agent-sandbox:   ${forTerminal(c.path)} (${c.change})`);
+  if (report.others > 0) lines.push(`agent-sandbox:   and ${report.others} more`);
+  return lines;
+}
+
 /** The human lines for stderr: what changed that the user should look at. */
 export function describeGitAudit(audit: GitAudit): string[] {
-  const lines = audit.refs.map((r) => `agent-sandbox: ref ${r.name} changed during the session: ${r.old ?? '(none)'} -> ${r.new ?? '(deleted)'}`);
-  for (const n of audit.nestedGit) lines.push(`agent-sandbox: a nested git ${n.type} was ${n.change} at ${n.path}: do not run git there before you have looked at it`);
-  if (audit.gitView?.conflicts.length) lines.push(`agent-sandbox: kept the host's ${audit.gitView.conflicts.join(', ')} (changed on the host during the session); the session's copies were dropped`);
+  const lines = audit.gitReturn ? describeGitReturn(audit.gitReturn) : [];
+  if (audit.hostRun) lines.push(...describeHostRun(audit.hostRun));
+  for (const n of audit.nestedGit) lines.push(`agent-sandbox: a nested git ${n.type} was ${n.change} at ${forTerminal(n.path)}: do not run git there before you have looked at it`);
   return lines;
 }

@@ -1,14 +1,13 @@
 /**
  * Root mode: the agent runs as uid 1000 with no capabilities, so a linked worktree made by root
- * must be given to it. Its files and its registration (<common>/worktrees/<name>: HEAD, index)
- * are chowned to 1000; a commit also writes objects, the branch's ref and its reflog in the
- * shared common dir, which stays its owner's: there uid 1000 gets POSIX ACL entries (access and
- * default, so what root writes later stays writable) on `objects` (not `objects/info`, where an
- * `alternates` file would point git at other repositories), `refs` and `logs`. The repository's
- * `config` and `hooks` are not granted: code an agent wrote there would run on the host the
- * next time anyone runs git. Rootless (keep-id) needs none of this: the agent is the user.
+ * must be given to it: its files and its registration (<common>/worktrees/<name>) are chowned to
+ * 1000. Nothing of the common dir is: a session writes its git state into a store of its own
+ * (mount-plan's git-store.ts, owned by 1000), and its branch comes home through the launcher's
+ * checked import. Workspaces made before that got POSIX ACL entries for uid 1000 on the common
+ * dir's objects, refs and logs (their records list `aclUids`); `workspace rm` still takes those
+ * away. Rootless (keep-id) needs none of this: the agent is the user.
  */
-import { existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, lchownSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
 import { childProcess } from '@agent-sandbox/shared/builtins';
@@ -59,30 +58,12 @@ function setfacl(args: string[]): void {
   if (out.status !== 0) throw new ToolError('startFailed', 'setfacl-failed', `setfacl ${args.slice(0, 3).join(' ')}: ${(out.stderr ?? '').trim().split('\n').pop()}`);
 }
 
-/** The parts of a common dir a commit writes, as setfacl targets: [recursive paths, the objects dir itself]. */
+/** The parts of a common dir the grants of earlier workspaces covered, as setfacl targets: [recursive paths, the objects dir itself]. */
 function grantTargets(commonDir: string): { recursive: string[]; objects: string } {
   const objects = path.join(commonDir, 'objects');
   const children = existsSync(objects) ? readdirSync(objects).filter((n) => n !== 'info').map((n) => path.join(objects, n)) : [];
   const recursive = [...children, path.join(commonDir, 'refs'), path.join(commonDir, 'logs')].filter((p) => existsSync(p));
   return { recursive, objects };
-}
-
-/** uid 1000 (and `also`: the repository's owner, so what root writes stays theirs to change) gets rwX on the metadata a commit writes. */
-export function grantCommonDir(commonDir: string, also: number[] = []): number[] {
-  const uids = [...new Set([agentUid, ...also.filter((u) => u !== 0)])];
-  // A commit in a worktree writes its branch's reflog under logs/, which a bare repository (a
-  // node's mirror) or one that never logged has not made yet; the agent could not make it there.
-  const logs = path.join(commonDir, 'logs');
-  if (!existsSync(logs)) {
-    mkdirSync(logs, { mode: 0o755 });
-    const owner = statSync(commonDir);
-    lchownSync(logs, owner.uid, owner.gid);
-  }
-  const spec = uids.flatMap((u) => [`u:${u}:rwX`, `d:u:${u}:rwX`]).join(',');
-  const { recursive, objects } = grantTargets(commonDir);
-  setfacl(['-P', '-m', spec, '--', objects]);
-  if (recursive.length > 0) setfacl(['-P', '-R', '-m', spec, '--', ...recursive]);
-  return uids;
 }
 
 /** Takes the grants away again (the last workspace of that repository was removed). */
@@ -94,11 +75,11 @@ export function revokeCommonDir(commonDir: string, uids: number[]): void {
   if (recursive.length > 0) setfacl(['-P', '-R', '-x', spec, '--', ...recursive]);
 }
 
-/** Root mode only: the worktree and its registration to the agent, the common dir's write paths by ACL. */
-export function grantWorkspace(input: { workTree: string; registration: string; commonDir: string; ownerUid: number }, euid = process.geteuid?.() ?? 0): number[] {
+/** Root mode only: the worktree and its registration to the agent. Returns the uids granted by ACL: none now. */
+export function grantWorkspace(input: { workTree: string; registration: string; commonDir: string }, euid = process.geteuid?.() ?? 0): number[] {
   if (euid !== 0) return [];
   restoreOwner(input.commonDir, [input.registration], euid);
   chownTree(input.workTree);
   chownTree(input.registration);
-  return grantCommonDir(input.commonDir, [input.ownerUid]);
+  return [];
 }

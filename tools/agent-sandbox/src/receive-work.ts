@@ -6,15 +6,20 @@
  * <root>/workspaces/<id> the session runs in. After the session, the commits it added come
  * back as <root>/outgoing/<id>.bundle (sent by the forced command's second request kind,
  * serve-return.ts); uncommitted work stays in the node's worktree and is named in the verdict.
+ * The session itself wrote its own git store: the launcher on the node brought its branch into
+ * the mirror through the same checked import a local session goes through (fast-forward, or
+ * aside at refs/agent-sandbox/returned/<id> when rewritten: that history then goes back whole,
+ * and the client keeps it aside too).
  */
 import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
 import { crypto } from '@agent-sandbox/shared/builtins';
 import type { BundleFacts, WorkOffer, WorkTransfer } from '@agent-sandbox/shared/schemas/workspace';
-import { chownTree, grantCommonDir, grantWorkspace } from './git-grant.js';
+import { chownTree, grantWorkspace } from './git-grant.js';
 import { runGit, uncommittedPaths, type GitPlace } from './git-run.js';
 import { layoutFor, type SessionLayout } from './layout.js';
+import { buildReader, sideRefOf } from '@agent-sandbox/mount-plan';
 import { checkBundle, fetchBundle, makeBundle } from './work-bundle.js';
 import { gitPlaceOf } from './workspace-list.js';
 import { writeWorkspaceRecord } from './workspace-record.js';
@@ -63,14 +68,13 @@ async function receiveBundle(source: ByteSource, offer: WorkOffer, file: string)
   return { bytes: got, sha256, tip: offer.tip, base: null, ms: Math.round(performance.now() - began) };
 }
 
-/** The mirror for this offer, made bare when missing (root mode: its write paths granted to the agent by ACL). */
-function ensureMirror(root: string, name: string, euid: number): string {
+/** The mirror for this offer, made bare when missing (the session writes its own store, never the mirror). */
+function ensureMirror(root: string, name: string): string {
   const mirrors = path.join(root, 'mirrors');
   mkdirSync(mirrors, { recursive: true, mode: 0o755 });
   const mirror = path.join(mirrors, `${name}.git`);
   if (!existsSync(mirror)) {
     runGit({}, ['init', '--quiet', '--bare', mirror], {}, { exit: 'internal' });
-    if (euid === 0) grantCommonDir(mirror);
   }
   return mirror;
 }
@@ -84,7 +88,7 @@ async function placeWorktree(layout: SessionLayout, mirror: string, offer: WorkO
     runGit({ gitDir: mirror }, ['worktree', 'add', '--quiet', layout.workspace, offer.branch.replace(/^refs\/heads\//, '')], {}, { code: 'node-worktree-failed' });
     const place = await gitPlaceOf(layout.workspace, layout.sessionId);
     if (!place?.commonDir) throw new ToolError('internal', 'node-worktree-failed', `${layout.workspace} is not a linked worktree of ${mirror} after git worktree add`);
-    grantWorkspace({ workTree: layout.workspace, registration: place.gitDir, commonDir: mirror, ownerUid: 0 }, euid);
+    grantWorkspace({ workTree: layout.workspace, registration: place.gitDir, commonDir: mirror }, euid);
     return { place, worktree: 'created' };
   }
   const place = await gitPlaceOf(layout.workspace, layout.sessionId);
@@ -122,10 +126,10 @@ export async function acceptWork(source: ByteSource, offer: WorkOffer, root: str
     checkBundle({ file, ref: offer.branch, tip: offer.tip }, incomingDir);
     received.ms += Math.round(performance.now() - checkBegan);
     const applyBegan = performance.now();
-    const mirror = ensureMirror(root, offer.mirror, euid);
+    const mirror = ensureMirror(root, offer.mirror);
     fetchBundle({ gitDir: mirror }, file, offer.branch, `refs/incoming/${workspaceId}`);
     const { place, worktree } = await placeWorktree(layout, mirror, offer, euid);
-    writeWorkspaceRecord(root, { version: 1, id: workspaceId, origin: 'dispatch', repository: mirror, commonDir: mirror, branch: offer.branch, base: offer.tip, createdAt: new Date().toISOString(), aclUids: euid === 0 ? [1000] : [] });
+    writeWorkspaceRecord(root, { version: 1, id: workspaceId, origin: 'dispatch', repository: mirror, commonDir: mirror, branch: offer.branch, base: offer.tip, createdAt: new Date().toISOString(), aclUids: [] });
     const transfer: WorkTransfer = { branch: offer.branch, received, applied: { worktree, ms: Math.round(performance.now() - applyBegan) }, nodeWorkspace: layout.workspace };
     return { layout, mirror, place, offer, transfer };
   } finally {
@@ -143,6 +147,17 @@ export function outgoingFiles(root: string, id: string): { bundle: string; meta:
   return { bundle: path.join(root, 'outgoing', `${id}.bundle`), meta: path.join(root, 'outgoing', `${id}.json`) };
 }
 
+/** A bundle of `branch` at `tip` (which may be a commit the mirror holds aside): made in a reader naming it so. */
+async function bundleOf(mirror: string, branch: string, tip: string, file: string, base: string | undefined): Promise<BundleFacts | undefined> {
+  const reader = `${file}.reader`;
+  try {
+    buildReader(reader, `${reader}.none`, path.join(mirror, 'objects'), branch, tip); // no objects of its own: the mirror's are borrowed
+    return await makeBundle({ gitDir: reader }, branch, file, base);
+  } finally {
+    rmSync(reader, { recursive: true, force: true });
+  }
+}
+
 /** After the session: the commits it added (a bundle for the client to fetch) and what it left uncommitted. */
 export async function collectWork(accepted: AcceptedWork, runId: string | undefined): Promise<WorkTransfer> {
   const { layout, mirror, offer } = accepted;
@@ -152,13 +167,16 @@ export async function collectWork(accepted: AcceptedWork, runId: string | undefi
   rmSync(out.meta, { force: true });
   const paths = uncommittedPaths(accepted.place);
   const uncommitted = { count: paths.length, paths: paths.slice(0, 50) };
-  const tip = runGit({ gitDir: mirror }, ['rev-parse', '--verify', '--quiet', `${offer.branch}^{commit}`], { allowFail: true }).stdout.trim();
+  const revision = (ref: string) => runGit({ gitDir: mirror }, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { allowFail: true }).stdout.trim();
+  const aside = revision(sideRefOf(layout.sessionId));
+  const tip = aside || revision(offer.branch);
   let returned: BundleFacts | null = null;
   let message: string | undefined;
-  if (!tip) message = `the session deleted ${offer.branch} on the node`;
+  if (!tip) message = `${offer.branch} is gone from the node's mirror`;
   else if (tip !== offer.tip) {
     const ahead = runGit({ gitDir: mirror }, ['merge-base', '--is-ancestor', offer.tip, tip], { allowFail: true }).status === 0;
-    returned = (await makeBundle({ gitDir: mirror }, offer.branch, out.bundle, ahead ? offer.tip : undefined)) ?? null;
+    returned = (await bundleOf(mirror, offer.branch, tip, out.bundle, ahead ? offer.tip : undefined)) ?? null;
+    if (aside) runGit({ gitDir: mirror }, ['update-ref', '-d', sideRefOf(layout.sessionId)], { allowFail: true });
     if (!returned) message = `${offer.branch} on the node is behind what was sent`;
   }
   if (returned && runId) writeFileSync(out.meta, `${JSON.stringify({ runId, ref: offer.branch, facts: returned } satisfies ReturnMeta)}\n`, { mode: 0o600 });

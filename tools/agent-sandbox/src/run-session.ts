@@ -85,7 +85,8 @@ function stopSources(plan: SessionPlan, io: RunIo, killNow: () => void) {
   if (io.stop?.aborted) onOuter();
   else io.stop?.addEventListener('abort', onOuter, { once: true });
   const disk = watchDisk({
-    dirs: [plan.layout.workspace, plan.layout.home],
+    // The session's git store is its to write too (objects, refs): the same ceiling.
+    dirs: [plan.layout.workspace, plan.layout.home, ...(plan.mounts.gitStore ? [plan.mounts.gitStore.dir] : [])],
     limitBytes: parseSize('--disk', plan.identity.limits.disk),
     onExceeded: () => {
       killNow();

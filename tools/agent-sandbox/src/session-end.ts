@@ -1,7 +1,7 @@
 /**
  * How a session that ran ended, in the ledger's terms: the reason (podman-attrib's, or the
  * launcher's own stop), the evidence, the peaks, and what the session changed that a mount
- * cannot prevent (refs, nested repositories).
+ * cannot prevent (nested repositories), and what came home from its git store.
  */
 import type { EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
 import type { SessionPlan } from './compose.js';
@@ -36,9 +36,9 @@ export function sessionEnd(run: SessionRun, audit: GitAudit, plan: SessionPlan, 
     },
     peak: run.attribution.peak,
     ...(context.logPath ? { logPath: context.logPath } : {}),
-    ...(audit.refs.length > 0 ? { refs: audit.refs } : {}),
     ...(audit.nestedGit.length > 0 ? { nestedGit: audit.nestedGit } : {}),
-    ...(audit.gitView ? { gitView: audit.gitView } : {}),
+    ...(audit.gitReturn ? { gitReturn: audit.gitReturn } : {}),
+    ...(audit.hostRun ? { hostRun: audit.hostRun } : {}),
     egress: {
       mode: plan.egress.mode,
       allow: plan.egress.allow,

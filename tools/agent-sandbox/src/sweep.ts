@@ -1,8 +1,8 @@
 /**
  * What a dead session left is removed by the first process that can take its lock: the
  * session's sentinel right after its launcher died, or else the next launcher start (any
- * command). Removed: the container, the git-dir view (finished as after any session), the
- * staged credential copy, the copies installed in the home, the parent cgroup, the record and
+ * command). Removed: the container, the git store (finished as after any session: the
+ * session's branch comes home through the same checked import), the staged credential copy, the copies installed in the home, the parent cgroup, the record and
  * the lock. The session's one ledger line is written
  * with reason "abandoned", unless the launcher wrote its own before it died.
  */
@@ -11,7 +11,9 @@ import path from 'node:path';
 import { runPodman, sweepScratchDirs } from '@agent-sandbox/shared/podman';
 import { processAlive } from '@agent-sandbox/shared/process-alive';
 import { sweepStaleParents } from '@agent-sandbox/podman-attrib';
-import { finishGitView } from '@agent-sandbox/mount-plan';
+import { finishGitStore } from '@agent-sandbox/mount-plan';
+import type { GitReturn } from '@agent-sandbox/shared/schemas/mount-plan';
+import { describeGitReturn, gitReturnOf } from './git-audit.js';
 import { heldLock, isLockHeld, readRecord, tryLock, type HeldLock } from './session-lock.js';
 import type { SessionRecord } from './session-record.js';
 import { sessionsDir } from './layout.js';
@@ -59,11 +61,23 @@ function removeUnder(root: string, target: string): void {
   rmSync(target, { recursive: true, force: true });
 }
 
+/** The session's git store, finished by `by` (its branch home, the store removed); what came home, for the line. */
+function finishStore(root: string, sessionId: string, by: string, log: (line: string) => void): GitReturn | undefined {
+  try {
+    const report = gitReturnOf(finishGitStore(path.join(root, 'git-stores', sessionId), { by }));
+    if (report) for (const line of describeGitReturn(report)) log(line);
+    return report;
+  } catch (err) {
+    log(`agent-sandbox: could not finish the git store of ${sessionId}: ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
 /** Cleans up one dead session whose lock the caller holds, then releases the lock. */
 export async function sweepRecord(record: SessionRecord, root: string, lock: HeldLock, cause: string, log: (line: string) => void): Promise<void> {
   try {
     await removeContainer(record).catch((err: Error) => log(`agent-sandbox: could not remove container ${record.containerName}: ${err.message}`));
-    await finishGitView(path.join(root, 'git-views', record.sessionId)).catch((err: Error) => log(`agent-sandbox: could not finish the git view of ${record.sessionId}: ${err.message}`));
+    const gitReturn = finishStore(root, record.sessionId, cause, log);
     removeUnder(root, record.stageDir);
     if (record.cidfile && /\/agent-sandbox-[^/]+\.cid$/.test(record.cidfile)) rmSync(record.cidfile, { force: true });
     if (record.egressDir && /\/agent-sandbox\/egress\/[^/]+$/.test(record.egressDir)) rmSync(record.egressDir, { recursive: true, force: true });
@@ -88,9 +102,10 @@ export async function sweepRecord(record: SessionRecord, root: string, lock: Hel
           exitCode: 137,
           outcome: 'ran',
           reason: 'abandoned',
-          message: `the launcher (pid ${record.pid}) ended before the session did; ${cause} stopped its container and removed what it had made`,
+          message: `the launcher (pid ${record.pid}) ended before the session did; ${cause} stopped its container, ${gitReturn ? 'brought its branch home from its git store (see gitReturn), ' : ''}and removed what it had made`,
           evidence: { cause },
           peak: null,
+          ...(gitReturn ? { gitReturn } : {}),
         },
         log,
       );

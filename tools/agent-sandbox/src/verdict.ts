@@ -23,9 +23,9 @@ export interface SessionEnd {
   evidence: Record<string, unknown>;
   peak: LedgerLine['peak'];
   logPath?: string;
-  refs?: LedgerLine['refs'];
   nestedGit?: LedgerLine['nestedGit'];
-  gitView?: LedgerLine['gitView'];
+  gitReturn?: LedgerLine['gitReturn'];
+  hostRun?: LedgerLine['hostRun'];
   egress?: LedgerLine['egress'];
   remote?: LedgerLine['remote'];
   work?: LedgerLine['work'];
@@ -50,9 +50,9 @@ export function ranLine(identity: SessionIdentity, end: SessionEnd): LedgerLine 
     evidence: end.evidence,
     peak: end.peak,
     ...(end.logPath ? { logPath: end.logPath } : {}),
-    ...(end.refs ? { refs: end.refs } : {}),
     ...(end.nestedGit ? { nestedGit: end.nestedGit } : {}),
-    ...(end.gitView ? { gitView: end.gitView } : {}),
+    ...(end.gitReturn ? { gitReturn: end.gitReturn } : {}),
+    ...(end.hostRun ? { hostRun: end.hostRun } : {}),
     ...(end.egress ? { egress: end.egress } : {}),
     ...(end.remote ? { remote: end.remote } : {}),
     ...(end.work ? { work: end.work } : {}),

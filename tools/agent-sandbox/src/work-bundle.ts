@@ -7,12 +7,13 @@
 import { createReadStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
+import { checkedFetchConfig } from '@agent-sandbox/mount-plan';
 import { crypto } from '@agent-sandbox/shared/builtins';
 import type { BundleFacts } from '@agent-sandbox/shared/schemas/workspace';
 import { runGit, type GitPlace } from './git-run.js';
 
-/** Settings for a fetch from a bundle file: the file transport only, and every object into one pack (index-pack checks each). */
-export const bundleFetchConfig = ['protocol.file.allow=always', 'fetch.unpackLimit=1', 'transfer.fsckObjects=true'];
+/** Settings for a fetch from a bundle file: mount-plan's checked fetch (every object into one pack, index-pack --strict on each, nothing run afterwards). */
+export const bundleFetchConfig = checkedFetchConfig;
 
 export async function sha256File(file: string): Promise<string> {
   const hash = crypto().createHash('sha256');

@@ -124,7 +124,7 @@ export async function workspaceNew(input: WorkspaceNewInput, euid = process.gete
     try {
       const git = await detectGit({ workspace: layout.workspace, containerWorkspace: containerWorkspace(id) });
       if (git.kind !== 'worktree' || !git.gitDir) throw new ToolError('internal', 'worktree-not-linked', `git worktree add made ${layout.workspace}, but it is not a linked worktree (${git.kind})`);
-      aclUids = grantWorkspace({ workTree: layout.workspace, registration: git.gitDir, commonDir, ownerUid: statSync(commonDir).uid }, euid);
+      aclUids = grantWorkspace({ workTree: layout.workspace, registration: git.gitDir, commonDir }, euid);
       // The same mount plan a session composes: a workspace made here is one a session can use.
       await planMounts({ workspace: layout.workspace, root, sessionId: id, gitRoots: [root, commonDir] });
       const record: WorkspaceRecord = { version: 1, id, origin: 'local', repository, commonDir, branch: branch.ref, base: branch.base, createdAt: new Date().toISOString(), aclUids };

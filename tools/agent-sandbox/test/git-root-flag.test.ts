@@ -46,8 +46,8 @@ t.test('--git-root permits it: the repository is mounted at its own path and git
   t.equal(plan.git.kind, 'worktree');
   t.equal(plan.git.commonDir, `${wt.main}/.git`);
   t.ok(
-    plan.mounts.some((m: any) => m.destination === `${wt.main}/.git` && m.source === `${fx.root}/git-views/${wt.id}/shadow`),
-    "the common git dir's path is mounted inside, as mount-plan's shadow view (nothing written there reaches the host's git)",
+    plan.mounts.some((m: any) => m.destination === `${wt.main}/.git` && m.source === `${fx.root}/git-stores/${wt.id}/common`),
+    "the common git dir's path is mounted inside, as the session's own git store (nothing written there reaches the host's git but its branch, after a checked import)",
   );
   t.ok(
     plan.mounts.some((m: any) => m.source === `${wt.main}/.git` && m.destination === '/sandbox/git/live' && m.readOnly),

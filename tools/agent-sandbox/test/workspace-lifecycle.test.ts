@@ -48,7 +48,8 @@ t.test('workspace new makes a linked worktree on agent/<id> from HEAD, given to 
   t.equal(out.exitCode, 0, out.stderr);
   validateDocument(WorkspaceNewOutput, out.json, 'workspace new');
   const workspace = path.join(fx.root, 'workspaces', 'fix-1');
-  t.match(out.json, { workspace, repository: repo, commonDir: `${repo}/.git`, branch: 'refs/heads/agent/fix-1', owner: 1000, aclUids: [1000] });
+  t.match(out.json, { workspace, repository: repo, commonDir: `${repo}/.git`, branch: 'refs/heads/agent/fix-1', owner: 1000, aclUids: [] });
+  t.notMatch(String((await execa('getfacl', ['-p', path.join(repo, '.git', 'refs')])).stdout), /^user:[^:]+:/m, 'no ACL entry on the repository: sessions write their own git store');
   t.equal(out.json.base, await git(repo, 'rev-parse', 'HEAD'), 'from the repository HEAD');
   t.match(await git(repo, 'worktree', 'list', '--porcelain'), `worktree ${workspace}\nHEAD ${out.json.base}\nbranch refs/heads/agent/fix-1`);
   t.equal(statSync(workspace).uid, 1000, 'the worktree is the agent uid');
@@ -168,8 +169,12 @@ t.test('workspace rm refuses uncommitted work (80) and a busy workspace (92); --
     t.notOk(existsSync(gone), `${gone} is gone`);
   }
   t.ok(await git(repo, 'rev-parse', '--verify', 'agent/f1'), 'the branch stays');
+  // A workspace made before the git store got ACL grants on the common dir; its rm takes them away.
   const acl = async () => String((await execa('getfacl', ['-p', path.join(repo, '.git', 'refs')])).stdout);
-  t.match(await acl(), /user:1000:rwx|user:\w+:rwx/, 'f2 still needs the grant');
+  await execa('setfacl', ['-R', '-m', 'u:1000:rwX,d:u:1000:rwX', path.join(repo, '.git', 'refs')]);
+  const recordFile = path.join(fx.root, 'workspace-records', 'f2.json');
+  await writeFile(recordFile, JSON.stringify({ ...JSON.parse(readFileSync(recordFile, 'utf8')), aclUids: [1000] }));
+  t.match(await acl(), /^user:[^:]+:rwx$/m, 'an earlier workspace\'s grant');
   t.equal((await ws('rm', 'f2')).exitCode, 0);
   t.notMatch(await acl(), /^user:[^:]+:/m, 'the last workspace of the repository takes the grant away');
   t.equal((await ws('rm', 'f2')).exitCode, 80, 'a workspace that is gone is refused');

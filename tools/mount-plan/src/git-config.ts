@@ -9,10 +9,11 @@
  * - gc.reflogExpire=never and gc.reflogExpireUnreachable=never: gc skips
  *   `reflog expire --all`, which would try to lock other worktrees' HEADs in the
  *   read-only registry and make gc fail ("fatal: failed to run reflog").
- * - gc.packRefs=false: packed-refs cannot be rewritten inside (git-view.ts), so
- *   gc would fail at pack-refs; without it gc repacks objects and exits 0.
- * - core.splitIndex=false (full git dirs): the index is copied back after the
- *   session, alone; a split index would name a sharedindex file left behind.
+ * - core.splitIndex=false: the index is copied back after the session, alone
+ *   (finish-store.ts); a split index would name a sharedindex file left behind.
+ *
+ * (packed-refs, gc's pack-refs and prune all work on the session's own store
+ * now: git-store.ts.)
  *
  * The protection of other worktrees' registrations is the read-only mount, not
  * this configuration: an explicit `git worktree prune` ignores gc settings, and an
@@ -31,9 +32,8 @@ export function gitConfigFor(git: GitDetection, containerWorkspace: string): Git
     { key: 'gc.worktreePruneExpire', value: 'never' },
     { key: 'gc.reflogExpire', value: 'never' },
     { key: 'gc.reflogExpireUnreachable', value: 'never' },
-    { key: 'gc.packRefs', value: 'false' },
+    { key: 'core.splitIndex', value: 'false' },
   );
-  if (git.kind !== 'worktree') entries.push({ key: 'core.splitIndex', value: 'false' });
   return entries;
 }
 

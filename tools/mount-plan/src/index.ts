@@ -2,9 +2,11 @@ export { planMounts, orderMounts, type PlanOptions } from './plan-mounts.js';
 export { detectGit, gitConfigValue, type GitDetection, type DetectOptions, type ReadConfigValue } from './detect-git.js';
 export { readGitLink, parseGitLink, parsePathLine, readPathFile, maxGitfileBytes, type GitLink } from './git-link.js';
 export { gitConfigFor, gitConfigEnv } from './git-config.js';
-export { planGitView, gitLiveMount, gitPackedMount, liveNames, sharedDirs, worktreeCopies, type PlannedView } from './git-view.js';
-export { prepareGitView, type ViewManifest, type PackedMode } from './prepare-view.js';
-export { finishGitView, type FinishReport } from './finish-view.js';
+export { planGitStore, storeDirOf, gitLiveMount, liveNames, ownLiveNames, worktreeCopies, type PlannedStore } from './git-store.js';
+export { prepareGitStore, type StoreManifest } from './prepare-store.js';
+export { finishGitStore, type FinishReport, type FinishOptions } from './finish-store.js';
+export { importBranch, restoreImportOwner, checkedFetchConfig, sideRefOf, type ImportInput, type ImportResult, type Advance } from './import-branch.js';
+export { buildReader } from './store-reader.js';
 export {
   findWritableConfig,
   checkWritableConfig,
@@ -14,7 +16,8 @@ export {
   type ConfigEntry,
   type ReadEffectiveConfig,
 } from './config-scan.js';
-export { snapshotRefs, snapshotRefsSync, diffRefs, sessionOwnRefs, parseLooseRef, parsePackedRefs, type RefSnapshot, type RefChange } from './ref-snapshot.js';
+export { readStoreRefs, droppedRefs, hostRefsSnapshot, parseLooseRef, parsePackedRefs, clip, type StoreRefs, type RefChange } from './store-refs.js';
 export { scanNestedGit, diffNestedGit, type NestedGit, type NestedGitChange, type NestedScan } from './nested-git.js';
+export { diffHostRun, isHostRunPath, hostRunSignature, type HostRunFile } from './host-run.js';
 export { reservedPaths, reservedCollision, containerWorkspace, workspacesMount, homeMount, secretsMount } from './container-paths.js';
 export { tool } from './cli.js';

@@ -14,6 +14,8 @@ import { createHash } from 'node:crypto';
 import { readdirSync, type Dirent } from 'node:fs';
 import * as nodeFs from 'node:fs/promises';
 import type { NestedGitChange } from '@agent-sandbox/shared/schemas/mount-plan';
+import { walkBeneath } from '@agent-sandbox/shared/beneath';
+import { hostRunSignature, isHostRunPath, type HostRunFile } from './host-run.js';
 
 export interface NestedGit {
   /** Relative to the workspace. */
@@ -72,15 +74,28 @@ function listDir(dir: string): Dirent[] {
 
 export interface NestedScan {
   entries: NestedGit[];
+  /** Files host tools run or read without being asked (host-run.ts), and nested repositories' hooks. */
+  hostRun: HostRunFile[];
   /** The walk stopped at maxEntries: the list is incomplete. */
   truncated: boolean;
   visited: number;
 }
 
-/** Every nested repository below `workspace` (its top-level `.git` excluded). */
+/** The hooks of a nested git dir at `rel`: each one a file the host's git runs there. */
+function hooksOf(workspace: string, rel: string, into: HostRunFile[]): void {
+  // hooks/ must be a directory reached without a link: readdir would follow one out of the workspace.
+  if (!walkBeneath(workspace, `${workspace}/${rel}/hooks`).stats?.isDirectory()) return;
+  for (const hook of listDir(`${workspace}/${rel}/hooks`)) {
+    const signature = hostRunSignature(`${workspace}/${rel}/hooks/${hook.name}`, hook);
+    if (signature) into.push({ path: `${rel}/hooks/${hook.name}`, signature });
+  }
+}
+
+/** Every nested repository below `workspace` (its top-level `.git` excluded), and the host-run files. */
 export async function scanNestedGit(workspace: string, options: ScanOptions = {}): Promise<NestedScan> {
   const limit = options.maxEntries ?? 2_000_000;
   const entries: NestedGit[] = [];
+  const hostRun: HostRunFile[] = [];
   const pending: string[] = [''];
   let visited = 0;
   while (pending.length > 0) {
@@ -88,11 +103,13 @@ export async function scanNestedGit(workspace: string, options: ScanOptions = {}
     const dir = rel === '' ? workspace : `${workspace}/${rel}`;
     const list = listDir(dir);
     visited += list.length;
-    if (visited > limit) return { entries, truncated: true, visited };
+    if (visited > limit) return { entries, hostRun, truncated: true, visited };
+    const parts = rel === '' ? [] : rel.split('/');
     const names = new Set(list.map((d) => d.name));
     // Not below a .git (never entered): a directory git itself would take for a bare repository.
     if (rel !== '' && names.has('HEAD') && names.has('objects') && names.has('refs')) {
       entries.push({ path: rel, type: 'bare', signature: await gitDirSignature(dir) });
+      hooksOf(workspace, rel, hostRun);
     }
     for (const entry of list) {
       const childRel = rel === '' ? entry.name : `${rel}/${entry.name}`;
@@ -100,17 +117,24 @@ export async function scanNestedGit(workspace: string, options: ScanOptions = {}
       if (entry.name === '.git') {
         if (rel === '') continue;
         if (entry.isSymbolicLink()) entries.push({ path: childRel, type: 'symlink', signature: await nodeFs.readlink(child) });
-        else if (entry.isDirectory()) entries.push({ path: childRel, type: 'gitdir', signature: await gitDirSignature(child) });
+        else if (entry.isDirectory()) {
+          entries.push({ path: childRel, type: 'gitdir', signature: await gitDirSignature(child) });
+          hooksOf(workspace, childRel, hostRun);
+        }
         else if (entry.isFile()) {
           entries.push({ path: childRel, type: 'gitfile', signature: createHash('sha256').update(await readBoundedOrEmpty(child)).digest('hex') });
         }
         continue;
       }
       if (entry.isDirectory()) pending.push(childRel);
+      else if (isHostRunPath([...parts, entry.name])) {
+        const signature = hostRunSignature(child, entry);
+        if (signature) hostRun.push({ path: childRel, signature });
+      }
     }
   }
   entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { entries, truncated: false, visited };
+  return { entries, hostRun, truncated: false, visited };
 }
 
 /** What is new, changed or gone between two scans. */

@@ -21,7 +21,7 @@ import {
 import { checkWritableConfig, findWritableConfig, gitEffectiveConfig, type ReadEffectiveConfig } from './config-scan.js';
 import { detectGit, type GitDetection, type ReadConfigValue } from './detect-git.js';
 import { gitConfigEnv, gitConfigFor } from './git-config.js';
-import { planGitView, type PlannedView } from './git-view.js';
+import { planGitStore, type PlannedStore } from './git-store.js';
 
 export interface PlanOptions {
   readConfigValue?: ReadConfigValue;
@@ -71,7 +71,7 @@ async function guardUnderAny(path: string, roots: string[], kind: 'directory' | 
 }
 
 /** Git metadata mounted at the same path: under a git root, no reserved path, no other session's files. */
-async function checkGitMounts(git: GitDetection, planned: PlannedView, root: string, gitRoots: string[]): Promise<void> {
+async function checkGitMounts(git: GitDetection, planned: PlannedStore, root: string, gitRoots: string[]): Promise<void> {
   for (const path of planned.samePath) {
     try {
       const resolved = await guardUnderAny(path, gitRoots, 'directory');
@@ -87,7 +87,7 @@ async function checkGitMounts(git: GitDetection, planned: PlannedView, root: str
     if (isWithin(root, path)) {
       throw new ToolError('gitMount', 'git-metadata-contains-root', `git metadata ${path} contains the sandbox root ${root}`);
     }
-    for (const area of [`${root}/workspaces`, `${root}/homes`, `${root}/git-views`]) {
+    for (const area of [`${root}/workspaces`, `${root}/homes`, `${root}/git-stores`]) {
       if (isWithin(path, area)) {
         throw new ToolError(
           'gitMount',
@@ -140,9 +140,8 @@ export function orderMounts(mounts: MountEntry[]): MountEntry[] {
     .map(({ m }) => m);
 }
 
-/** The names at the top of the git dir the view covers (the common dir of a linked worktree). */
-async function topNames(git: GitDetection): Promise<Set<string>> {
-  const dir = git.kind === 'worktree' ? git.commonDir : git.gitDir;
+/** The names at the top of a git dir the store covers. */
+async function topNames(dir: string | undefined): Promise<Set<string>> {
   if (!dir) return new Set();
   return new Set(await readdir(dir).catch(() => []));
 }
@@ -156,8 +155,9 @@ export async function planMounts(input: MountPlanInput, options: PlanOptions = {
     containerWorkspace: workdir,
     ...(options.readConfigValue ? { readConfigValue: options.readConfigValue } : {}),
   });
-  const present = await topNames(git);
-  const planned = planGitView({ git, workspace, root, sessionId: input.sessionId, workdir, hasRegistry: git.hasRegistry, hasModules: git.hasModules, present });
+  const present = await topNames(git.kind === 'worktree' ? git.commonDir : git.gitDir);
+  const ownPresent = await topNames(git.kind === 'worktree' ? git.gitDir : undefined);
+  const planned = planGitStore({ git, workspace, root, sessionId: input.sessionId, workdir, present, ownPresent });
   await checkGitMounts(git, planned, root, input.gitRoots ?? [root]);
   const home = await pinHome(root, input.sessionId);
   const writableConfig = await scanConfig(git, input, workspace, home, options.readEffectiveConfig ?? gitEffectiveConfig);
@@ -185,7 +185,7 @@ export async function planMounts(input: MountPlanInput, options: PlanOptions = {
       ...(writableConfig.length > 0 ? { writableConfig } : {}),
     },
     gitConfig,
-    ...(planned.view ? { gitView: planned.view } : {}),
+    ...(planned.store ? { gitStore: planned.store } : {}),
     env: gitConfigEnv(gitConfig),
   };
 }

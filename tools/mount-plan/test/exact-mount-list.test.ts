@@ -41,11 +41,11 @@ t.test('no git: exactly the workspace and a freshly created home', async (t) => 
   t.notOk(exposesOthers(doc, root), 'neither the root nor another session is mounted');
 });
 
-t.test('plain repo: .git is the shadow view; only objects, refs and logs reach the host read-write', async (t) => {
+t.test("plain repo: .git is the session's own store; the host's git dir is only read-only", async (t) => {
   const base = await tempDir(t);
   const root = `${base}/root`;
   const ws = `${root}/workspaces/s1`;
-  const view = `${root}/git-views/s1`;
+  const store = `${root}/git-stores/s1`;
   await mkdir(ws, { recursive: true });
   await git(['init', '-q'], ws);
   await git(['commit', '-q', '--allow-empty', '-m', 'x'], ws);
@@ -56,63 +56,48 @@ t.test('plain repo: .git is the shadow view; only objects, refs and logs reach t
     rw(`${root}/homes/s1`, '/sandbox/home'),
     rw(ws, '/sandbox/workspaces/s1'),
     ro(`${ws}/.git`, '/sandbox/git/live'),
-    rw(`${view}/packed`, '/sandbox/git/packed'),
-    rw(`${view}/shadow`, inside),
-    rw(`${ws}/.git/objects`, `${inside}/objects`),
-    rw(`${ws}/.git/refs`, `${inside}/refs`),
-    rw(`${ws}/.git/logs`, `${inside}/logs`),
+    rw(`${store}/common`, inside),
   ]);
   t.same(doc.git, { kind: 'repo', gitDir: `${ws}/.git`, commonDir: `${ws}/.git` });
-  t.same(doc.gitView.copies, ['HEAD', 'index', 'ORIG_HEAD'], 'the worktree state is copied in and back');
+  t.same(doc.gitStore.copies, ['HEAD', 'index'], 'the worktree state is copied in (and the index, checked, back)');
   t.same(doc.gitConfig[0], { key: 'safe.directory', value: '/sandbox/workspaces/s1' });
-  t.same(doc.gitConfig.slice(-2), [{ key: 'gc.packRefs', value: 'false' }, { key: 'core.splitIndex', value: 'false' }]);
+  t.same(doc.gitConfig.at(-1), { key: 'core.splitIndex', value: 'false' });
+  t.notOk(doc.gitConfig.some((e: any) => e.key === 'gc.packRefs'), 'packed-refs is the store\'s own: gc may pack refs');
   await git(['worktree', 'add', '-q', `${base}/elsewhere`], ws);
   doc = await plan({ workspace: ws, root, sessionId: 's1' });
   t.same(doc.mounts.at(-1), ro(`${ws}/.git/worktrees`, `${inside}/worktrees`), 'the registry of other worktrees goes read-only');
 });
 
-t.test('linked worktree: common dir is the shadow view, registry ro, own gitdir rw but its redirects ro, .git ro', async (t) => {
+t.test('linked worktree: the common dir and its own gitdir are the store, the real ones read-only, the registry ro, .git ro', async (t) => {
   const tree = await worktreeSession(await tempDir(t));
   await others(tree.root);
   const doc = await plan({ workspace: tree.workspace, root: tree.root, sessionId: 's1', gitRoots: [tree.gitRoot] });
   t.doesNotThrow(() => validateDocument(MountPlanOutput, doc, 'output'), 'output matches the schema');
   const c = tree.common;
   const g = `${c}/worktrees/s1`;
-  const view = `${tree.root}/git-views/s1`;
+  const store = `${tree.root}/git-stores/s1`;
   t.same(
     [...doc.mounts].sort((a: any, b: any) => (a.destination < b.destination ? -1 : 1)),
     [
       rw(`${tree.root}/homes/s1`, '/sandbox/home'),
       ro(c, '/sandbox/git/live'),
-      rw(`${view}/packed`, '/sandbox/git/packed'),
       rw(tree.workspace, '/sandbox/workspaces/s1'),
       ro(`${tree.workspace}/.git`, '/sandbox/workspaces/s1/.git'),
-      rw(`${view}/shadow`, c),
-      rw(`${c}/logs`, `${c}/logs`),
-      rw(`${c}/objects`, `${c}/objects`),
-      rw(`${c}/refs`, `${c}/refs`),
+      rw(`${store}/common`, c),
       ro(`${c}/worktrees`, `${c}/worktrees`),
-      rw(g, g),
-      ro(`${g}/commondir`, `${g}/commondir`),
-      ro(`${g}/config.worktree`, `${g}/config.worktree`),
-      ro(`${g}/gitdir`, `${g}/gitdir`),
-      ro(`${g}/modules`, `${g}/modules`),
+      rw(`${store}/own`, g),
       rw(tree.workspace, tree.workspace),
       ro(`${tree.workspace}/.git`, `${tree.workspace}/.git`),
     ].sort((a, b) => (a.destination < b.destination ? -1 : 1)),
   );
+  t.notOk(doc.mounts.some((m: any) => !m.readOnly && (m.source === c || m.source.startsWith(`${c}/`))), 'nothing of the real common dir is mounted read-write');
   const depth = (p: string) => p.split('/').length;
   t.ok(
     doc.mounts.every((m: any, i: number) => doc.mounts.slice(0, i).every((p: any) => !p.destination.startsWith(`${m.destination}/`))),
     'every parent mount comes before the mounts below it',
   );
   t.ok(depth(doc.mounts[0].destination) <= depth(doc.mounts.at(-1).destination));
-  t.same(doc.gitView.placeholders, [
-    { path: `${c}/logs`, type: 'dir', removeAfter: false },
-    { path: `${c}/packed-refs`, type: 'file', removeAfter: true },
-    { path: `${g}/config.worktree`, type: 'file', removeAfter: true },
-    { path: `${g}/modules`, type: 'dir', removeAfter: true },
-  ]);
+  t.same(doc.gitStore.ownLinks.map((l: any) => l.name), ['commondir', 'gitdir'], "the own gitdir's redirects are links into the read-only view");
   t.same(doc.git, {
     kind: 'worktree',
     gitDir: `${tree.common}/worktrees/s1`,
@@ -132,7 +117,7 @@ t.test('linked worktree: common dir is the shadow view, registry ro, own gitdir 
     GIT_CONFIG_VALUE_3: 'never',
     GIT_CONFIG_KEY_4: 'gc.reflogExpireUnreachable',
     GIT_CONFIG_VALUE_4: 'never',
-    GIT_CONFIG_KEY_5: 'gc.packRefs',
+    GIT_CONFIG_KEY_5: 'core.splitIndex',
     GIT_CONFIG_VALUE_5: 'false',
   });
   t.notOk(exposesOthers(doc, tree.root), 'neither the root nor another session is mounted');

@@ -5,8 +5,8 @@
 // session names every such repository that is new or changed, so the launcher can warn.
 import t from 'tap';
 import { imageExists, tempDir } from '@agent-sandbox/testkit';
-import { diffNestedGit, finishGitView, planMounts, scanNestedGit } from '../dist/index.js';
-import { image, prepareView, runInContainer, worktreeSession } from './fixtures/git-tree.js';
+import { diffNestedGit, planMounts, scanNestedGit } from '../dist/index.js';
+import { image, prepareStore, runInContainer, worktreeSession } from './fixtures/git-tree.js';
 import { chownToHostUser, hostUid, hostUser } from './fixtures/host-user.js';
 
 t.before(async () => {
@@ -19,7 +19,7 @@ t.test('a nested repository committed as a gitlink runs on the host\'s git statu
   await chownToHostUser(base);
   const user = await hostUser(base);
   const plan = await planMounts({ workspace: tree.workspace, root: tree.root, sessionId: 's1', gitRoots: [tree.gitRoot] });
-  await prepareView(t, plan);
+  const store = prepareStore(t, plan, { uid: hostUid, gid: hostUid });
   const before = await scanNestedGit(tree.workspace);
   t.same(before.entries, [], 'no nested repository before');
   const script = [
@@ -32,7 +32,7 @@ t.test('a nested repository committed as a gitlink runs on the host\'s git statu
   ].join(' && ');
   const run = await runInContainer(t, plan, script, { user: `${hostUid}:${hostUid}` });
   t.equal(run.exitCode, 0, run.stderr);
-  await finishGitView(plan.gitView!.dir);
+  t.match(store.finish(), { outcome: 'fast-forward' }, 'the commit with the gitlink came home');
 
   const after = await scanNestedGit(tree.workspace);
   t.same(diffNestedGit(before, after), [

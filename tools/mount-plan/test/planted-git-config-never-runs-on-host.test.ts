@@ -4,13 +4,14 @@
 // config append after the host itself rewrote config (which detaches a file mount). Then the host
 // user (uid 1000) runs status, commit, checkout and merge in every worktree: no marker appears,
 // and the agent's own commit is on its branch. Controls with the old layout show the same plants
-// running on the host, so the marker check can fail.
+// running on the host, so the marker check can fail. The agent's tag stays in its store: only its
+// branch comes home.
 import t from 'tap';
-import { access, writeFile } from 'node:fs/promises';
+import { access, readFile, writeFile } from 'node:fs/promises';
 import { imageExists, tempDir } from '@agent-sandbox/testkit';
 import type { Teardown } from '@agent-sandbox/testkit';
-import { finishGitView, planMounts } from '../dist/index.js';
-import { git, image, prepareView, runInContainer, worktreeSession } from './fixtures/git-tree.js';
+import { planMounts } from '../dist/index.js';
+import { git, image, prepareStore, runInContainer, worktreeSession } from './fixtures/git-tree.js';
 import { chownToHostUser, everydayGit, hostUid, hostUser, type HostUser } from './fixtures/host-user.js';
 import { plantScript, type PlantTargets } from './fixtures/plant-script.js';
 
@@ -73,8 +74,8 @@ async function linkedSession(t: Teardown) {
 
 t.test('nothing planted in a linked worktree session runs in the host user\'s git in any worktree', async (t) => {
   const { tree, user, plan, gitDir, targets } = await linkedSession(t);
-  const manifest = await prepareView(t, plan);
-  t.equal(manifest.packedMode, 'sticky-chain', 'the launcher (root) is not the agent (uid 1000): deletions of loose refs work inside');
+  const store = prepareStore(t, plan, { uid: hostUid, gid: hostUid });
+  const redirects = await Promise.all(['commondir', 'gitdir'].map((n) => readFile(`${gitDir}/${n}`, 'utf8')));
   // The agent's own work first: some plants (a commondir) break git inside for the agent itself.
   const script = [afterHostRewrite(`${tree.common}/config`, user.markers), honestWork, plantScript(targets)].join('\n');
   const running = runInContainer(t, plan, script, agent);
@@ -88,16 +89,19 @@ t.test('nothing planted in a linked worktree session runs in the host user\'s gi
   t.match(run.stdout, /commit rc=0/, 'the agent commits inside');
   t.match(run.stdout, /tag rc=0/, 'the agent tags inside');
 
-  const report = await finishGitView(plan.gitView!.dir);
-  t.same(report.removed.sort(), [`${gitDir}/config.worktree`, `${gitDir}/modules`, `${tree.main}/.git/packed-refs`].sort(), 'the placeholders were removed, still empty');
-  // Names the host's git dir lacks are not linked (no dangling links in the view): what the
+  const report = store.finish();
+  t.match(report, { outcome: 'fast-forward', copiedBack: ['index'] }, "the agent's branch came home by fast-forward, its index with it");
+  t.same(report.refsDropped.named.map((r) => r.name), ['refs/tags/agent-tag'], 'its tag stayed in its store, named');
+  // Names the host's git dir lacks are not linked (no dangling links in the store): what the
   // agent makes there is as private as a replaced config.
-  t.same(report.dropped, ['commondir', 'config', 'config.moved', 'config.worktree', 'modules'], 'what the agent made in the shadow is named and deleted');
+  const left = report.leftInStore.named;
+  t.ok(['commondir', 'config', 'config.moved', 'config.worktree', 'modules', 'worktree/commondir', 'worktree/config'].every((n) => left.includes(n)), `what the agent made at the top of its git dirs is named and removed with the store (${left.join(' ')})`);
+  t.same(await Promise.all(['commondir', 'gitdir'].map((n) => readFile(`${gitDir}/${n}`, 'utf8'))), redirects, "the worktree's real commondir and gitdir are unchanged");
   for (const [worktree, from, tag] of [[tree.main, 'session-s1', 'main'], [tree.other, 'main', 'other'], [tree.workspace, 'other', 'ws']] as const) {
     await everydayGit(user, worktree, from, tag);
   }
   t.same(await user.ran(), [], 'no planted hook, fsmonitor, hooksPath, include, worktree config or redirect ran on the host');
-  t.equal((await user.git(['log', '-1', '--format=%s', 'agent-tag'], tree.main)).stdout, 'agent commit', "the agent's commit and tag are in the host repository");
+  t.equal((await user.git(['rev-parse', '--verify', '-q', 'refs/tags/agent-tag'], tree.main, false)).exitCode, 1, "the agent's tag is not in the host repository");
   t.match((await user.git(['log', '--format=%s', 'session-s1'], tree.main)).stdout, /host commit ws\n(.*\n)*agent commit/, "and on the session's branch");
   t.equal((await user.git(['config', 'user.probe'], tree.main)).stdout, 'rewritten-by-host', "the host's own config write stands");
 });
@@ -166,7 +170,7 @@ async function plainSession(t: Teardown) {
 
 t.test('nothing planted in a plain repository session runs in the host user\'s git in any worktree', async (t) => {
   const { workspace, linked, user, plan, targets } = await plainSession(t);
-  await prepareView(t, plan);
+  const store = prepareStore(t, plan, { uid: hostUid, gid: hostUid });
   const script = [afterHostRewrite(`${ws}/.git/config`, user.markers), honestWork, plantScript(targets)].join('\n');
   const running = runInContainer(t, plan, script, agent);
   await hostRewritesConfig(user, workspace, linked);
@@ -176,9 +180,10 @@ t.test('nothing planted in a plain repository session runs in the host user\'s g
   t.equal(plantLines(run.stdout).get('after-host-rewrite-live'), 2, 'nor through the live view');
   t.match(run.stdout, /commit rc=0/, 'the agent commits inside');
 
-  const report = await finishGitView(plan.gitView!.dir);
-  t.same(report.copiedBack, ['index'], "the agent's index is copied back (HEAD still names main)");
-  t.same(report.dropped, ['commondir', 'config', 'config.moved', 'config.worktree', 'modules'], 'what the agent made at the .git top stays private');
+  const report = store.finish();
+  t.match(report, { branch: 'refs/heads/main', outcome: 'fast-forward', copiedBack: ['index'] }, "main (checked out at start) came home, and the agent's index (HEAD still names main)");
+  t.same(report.refsDropped.named.map((r) => r.name), ['refs/tags/agent-tag'], 'its tag stayed in its store');
+  t.ok(['commondir', 'config', 'config.moved', 'config.worktree', 'modules'].every((n) => report.leftInStore.named.includes(n)), `what the agent made at the .git top stays private (${report.leftInStore.named.join(' ')})`);
   t.equal(
     (await user.git(['status', '--porcelain'], workspace)).stdout,
     '?? .agent-waiting\n?? .host-rewrote-config\n?? evil/',

@@ -5,8 +5,8 @@ import t from 'tap';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import * as nodePath from 'node:path';
 import { imageExists, tempDir } from '@agent-sandbox/testkit';
-import { finishGitView, planMounts } from '../dist/index.js';
-import { git, image, prepareView, runInContainer } from './fixtures/git-tree.js';
+import { planMounts } from '../dist/index.js';
+import { git, image, prepareStore, rootOwner, runInContainer } from './fixtures/git-tree.js';
 
 const root0 = { user: '0:0' };
 
@@ -14,7 +14,7 @@ t.before(async () => {
   if (!(await imageExists(image))) throw new Error(`${image} is missing: run bash image/build-all.sh`);
 });
 
-t.test('plain repo: commit inside reaches the host; prune and gc inside keep its linked worktrees', async (t) => {
+t.test('plain repo: commit inside reaches the host after the import; prune and gc inside keep its linked worktrees', async (t) => {
   const base = await tempDir(t, 'mount-plan-repo-');
   const root = `${base}/root`;
   const ws = `${root}/workspaces/s1`;
@@ -27,7 +27,7 @@ t.test('plain repo: commit inside reaches the host; prune and gc inside keep its
   t.equal(before.length, 2);
   const plan = await planMounts({ workspace: ws, root, sessionId: 's1' });
   t.equal(plan.git.kind, 'repo');
-  await prepareView(t, plan);
+  const { finish } = prepareStore(t, plan, rootOwner);
   const run = await runInContainer(
     t,
     plan,
@@ -37,7 +37,7 @@ t.test('plain repo: commit inside reaches the host; prune and gc inside keep its
   t.match(run.stdout, /prune=0/);
   t.match(run.stdout, /gc=0/);
   t.match(run.stderr, /failed to delete .*worktrees\/linked.*Read-only file system/, 'prune tried and the read-only registry stopped it');
-  t.equal((await finishGitView(plan.gitView!.dir)).copiedBack.join(), 'index', "the agent's index is copied back");
+  t.match(finish(), { branch: 'refs/heads/main', outcome: 'fast-forward', copiedBack: ['index'] }, "its branch (checked out at start) came home, and the agent's index with it");
   t.equal((await git(['log', '-1', '--format=%s'], ws)).stdout, 'inside repo');
   t.equal((await git(['status', '--porcelain'], ws)).stdout, '', 'the host worktree is clean');
   t.same(await paths(), before, 'the host lists every worktree it listed before');
@@ -64,12 +64,12 @@ t.test('submodule checkout: commit inside reaches the host through the gitdir mo
 
   const plan = await planMounts({ workspace: ws, root, sessionId: 's1', gitRoots: [gitRoot] });
   t.same(plan.git, { kind: 'submodule', gitDir, commonDir: gitDir, hostPathAlias: ws });
-  await prepareView(t, plan);
+  const { finish } = prepareStore(t, plan, rootOwner);
   const run = await runInContainer(t, plan, 'echo s > s && git add s && git commit -q -m "inside submodule" && git status --porcelain', root0);
   t.equal(run.exitCode, 0, `commit inside exits 0 (${run.stderr})`);
-  t.equal((await git(['log', '-1', '--format=%s'], ws)).stdout, 'inside submodule', 'git log on the host shows it');
-
   const noAlias = { ...plan, mounts: plan.mounts.filter((m) => m.destination !== ws && m.destination !== `${ws}/.git`) };
   const broken = await runInContainer(t, noAlias, 'git status', root0);
   t.match(broken.stderr, /cannot chdir to/, 'control: without the host-path alias git cannot reach core.worktree');
+  t.match(finish(), { outcome: 'fast-forward' }, 'the branch came home');
+  t.equal((await git(['log', '-1', '--format=%s'], ws)).stdout, 'inside submodule', 'git log on the host shows it');
 });

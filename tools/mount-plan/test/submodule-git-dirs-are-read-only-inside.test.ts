@@ -6,8 +6,8 @@
 import t from 'tap';
 import { mkdir } from 'node:fs/promises';
 import { imageExists, tempDir } from '@agent-sandbox/testkit';
-import { diffNestedGit, finishGitView, planMounts, scanNestedGit } from '../dist/index.js';
-import { git, image, prepareView, runInContainer } from './fixtures/git-tree.js';
+import { diffNestedGit, planMounts, scanNestedGit } from '../dist/index.js';
+import { git, image, prepareStore, runInContainer } from './fixtures/git-tree.js';
 import { chownToHostUser, hostUid, hostUser } from './fixtures/host-user.js';
 
 t.before(async () => {
@@ -26,7 +26,7 @@ t.test("a submodule's git dir cannot be planted from inside; its gitfile in the 
   await chownToHostUser(base);
   const user = await hostUser(base);
   const plan = await planMounts({ workspace: ws, root: `${base}/root`, sessionId: 's1' });
-  await prepareView(t, plan);
+  const store = prepareStore(t, plan, { uid: hostUid, gid: hostUid });
   const before = await scanNestedGit(ws);
   const inside = '/sandbox/workspaces/s1';
   const m = user.markers;
@@ -41,7 +41,7 @@ t.test("a submodule's git dir cannot be planted from inside; its gitfile in the 
   t.match(run.stdout, /hook rc=[1-9]/, "and so are its hooks");
   t.match(run.stdout, /status rc=0/, 'git status inside still works, submodule included');
   t.match(run.stdout, /commit rc=0/, 'the agent commits in the superproject');
-  await finishGitView(plan.gitView!.dir);
+  t.match(store.finish(), { outcome: 'fast-forward' }, "the agent's commit came home");
   await user.git(['status'], ws);
   await user.git(['-C', 'sub', 'checkout', '-q', '--detach'], ws);
   t.same(await user.ran(), [], 'nothing planted in the submodule git dir ran on the host');
@@ -52,9 +52,9 @@ t.test("a submodule's git dir cannot be planted from inside; its gitfile in the 
     `printf "gitdir: ${ws}/evil.git\\n" > ${inside}/sub/.git`,
   ].join(' && ');
   const plan2 = await planMounts({ workspace: ws, root: `${base}/root`, sessionId: 's1' });
-  await prepareView(t, plan2);
+  const store2 = prepareStore(t, plan2, { uid: hostUid, gid: hostUid });
   t.equal((await runInContainer(t, plan2, evil, { user: `${hostUid}:${hostUid}` })).exitCode, 0);
-  await finishGitView(plan2.gitView!.dir);
+  store2.finish();
   t.same(diffNestedGit(before, await scanNestedGit(ws)), [
     { path: 'evil.git', change: 'added', type: 'bare' },
     { path: 'sub/.git', change: 'changed', type: 'gitfile' },

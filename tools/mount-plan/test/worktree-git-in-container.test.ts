@@ -6,15 +6,15 @@ import { readFile } from 'node:fs/promises';
 import { imageExists, leakedContainers, tempDir } from '@agent-sandbox/testkit';
 import type { Teardown } from '@agent-sandbox/testkit';
 import { planMounts } from '../dist/index.js';
-import { git, image, prepareView, runInContainer, worktreeSession } from './fixtures/git-tree.js';
+import { git, image, prepareStore, rootOwner, runInContainer, worktreeSession } from './fixtures/git-tree.js';
 
 const root0 = { user: '0:0' }; // host test files belong to root; caps stay dropped
 
 async function setup(t: Teardown) {
   const tree = await worktreeSession(await tempDir(t, 'mount-plan-wt-'));
   const plan = await planMounts({ workspace: tree.workspace, root: tree.root, sessionId: 's1', gitRoots: [tree.gitRoot] });
-  await prepareView(t, plan);
-  return { tree, plan };
+  const { finish } = prepareStore(t, plan, rootOwner);
+  return { tree, plan, finish };
 }
 
 async function worktreeList(main: string): Promise<string> {
@@ -25,8 +25,8 @@ t.before(async () => {
   if (!(await imageExists(image))) throw new Error(`${image} is missing: run bash image/build-all.sh`);
 });
 
-t.test('a git commit inside the container in a linked worktree reaches the host worktree', async (t) => {
-  const { tree, plan } = await setup(t);
+t.test('a git commit inside the container in a linked worktree reaches the host worktree once the store is finished', async (t) => {
+  const { tree, plan, finish } = await setup(t);
   t.equal(plan.git.kind, 'worktree');
   t.equal(plan.git.commonDir, tree.common, 'the common dir is outside the workspace');
   const run = await runInContainer(
@@ -36,13 +36,16 @@ t.test('a git commit inside the container in a linked worktree reaches the host 
     root0,
   );
   t.equal(run.exitCode, 0, `git commit inside exits 0 (${run.stderr})`);
+  t.equal((await git(['log', '-1', '--format=%s'], tree.workspace)).stdout, 'initial', 'during the session the host repository has not changed');
+  const report = finish();
+  t.match(report, { outcome: 'fast-forward', branch: 'refs/heads/session-s1', copiedBack: ['index'] }, 'the branch came home by fast-forward, and the index with it');
   const host = await git(['log', '-1', '--format=%H %s'], tree.workspace);
   t.equal(host.stdout, `${run.stdout.trim()} commit from inside`, 'git log on the host shows the commit');
   t.equal((await git(['status', '--porcelain'], tree.workspace)).stdout, '', 'the host worktree is clean');
 });
 
 t.test('git worktree prune and git gc --prune=now inside keep every host worktree registration', async (t) => {
-  const { tree, plan } = await setup(t);
+  const { tree, plan, finish } = await setup(t);
   const before = await worktreeList(tree.main);
   t.equal(before.match(/^worktree /gm)?.length, 3, 'three worktrees registered before');
   const registration = await readFile(`${tree.common}/worktrees/s1/gitdir`, 'utf8');
@@ -57,6 +60,7 @@ t.test('git worktree prune and git gc --prune=now inside keep every host worktre
   t.match(run.stderr, /failed to delete .*worktrees\/other.*Read-only file system/, "prune tried and the read-only registry stopped it");
   t.notMatch(run.stderr, /Removing worktrees\/s1/, "prune never considered the session's own worktree stale");
   t.match(run.stdout, /gc=0/, 'git gc --prune=now exits 0 with the planned configuration');
+  finish();
   t.equal(await worktreeList(tree.main), before, 'git worktree list on the host lists every worktree it listed before');
   t.equal(await readFile(`${tree.common}/worktrees/s1/gitdir`, 'utf8'), registration, "the session's registration is unchanged");
   t.equal((await git(['fsck', '--no-progress'], tree.main, false)).exitCode, 0, 'git fsck on the host passes');
@@ -78,7 +82,8 @@ t.test("control: without the host-path alias, prune inside takes the session's o
   t.equal(noAlias.mounts.length, plan.mounts.length - 2, 'exactly the alias mount (and the read-only .git on it) was left out');
   const run = await runInContainer(t, noAlias, 'git worktree prune -v', root0);
   t.match(run.stderr, /Removing worktrees\/s1: gitdir file points to non-existent location/, 'the alias is what makes the registration resolve');
-  t.match(run.stderr, /failed to delete .*worktrees\/s1': Device or resource busy/, 'the mounts on the own gitdir stopped the deletion');
+  t.match(run.stderr, /failed to delete .*worktrees\/s1': (Read-only file system|Device or resource busy)/, 'the read-only registry (the own gitdir is a store mounted on it) stopped the deletion');
+  t.ok((await readFile(`${tree.common}/worktrees/s1/gitdir`, 'utf8')).startsWith(tree.workspace), "the host's registration is still there");
   t.equal((await git(['status'], tree.workspace, false)).exitCode, 0, 'and the host worktree still works');
 });
 
@@ -91,7 +96,7 @@ t.test('control: without the gc configuration, git gc fails on the read-only reg
 });
 
 t.test('safe.directory from the plan lets uid 1000 use a tree another user owns; without it git refuses', async (t) => {
-  const { tree, plan } = await setup(t);
+  const { tree, plan, finish } = await setup(t);
   await import('node:child_process').then((cp) => cp.execFileSync('chmod', ['-R', 'a+rwX', tree.base]));
   const without = await runInContainer(t, { ...plan, env: {} }, 'git status --porcelain', { user: '1000:1000' });
   t.equal(without.exitCode, 128);
@@ -104,16 +109,17 @@ t.test('safe.directory from the plan lets uid 1000 use a tree another user owns;
   );
   t.equal(withPlan.exitCode, 0, `commit as uid 1000 succeeds (${withPlan.stderr})`);
   t.equal(withPlan.stdout.trim(), '1000');
+  finish();
   t.equal((await git(['log', '-1', '--format=%s'], tree.workspace)).stdout, 'by uid 1000');
 });
 
-t.test('without prepareGitView the planned mounts do not exist and podman refuses to start', async (t) => {
+t.test('without prepareGitStore the planned mounts do not exist and podman refuses to start', async (t) => {
   const tree = await worktreeSession(await tempDir(t, 'mount-plan-wt-'));
   const plan = await planMounts({ workspace: tree.workspace, root: tree.root, sessionId: 's1', gitRoots: [tree.gitRoot] });
   const run = await runInContainer(t, plan, 'echo started', root0);
   t.not(run.exitCode, 0, 'the container did not start');
   t.notMatch(run.stdout, /started/);
-  t.match(run.stderr, /statfs \S*(git-views\/s1\/(shadow|packed)|worktrees\/s1\/(modules|config\.worktree)): no such file or directory/, 'a source only prepareGitView makes');
+  t.match(run.stderr, /statfs \S*git-stores\/s1\/(common|own): no such file or directory/, 'a source only prepareGitStore makes');
 });
 
 t.test('no test container is left behind', async (t) => {

@@ -5,7 +5,7 @@
  */
 import { AbsolutePath, Closed, DurationText, Mount, SizeText, Type, type Static } from '../schema.js';
 import { runtimeNames, type RuntimeName as RuntimeNameOf } from '../runtimes.js';
-import { GitViewReport, NestedGitChange, RefChange } from './mount-plan.js';
+import { GitReturn, HostRunReport, NestedGitChange } from './mount-plan.js';
 import { EgressSummary } from './egress-proxy.js';
 import { WorkOffer, WorkTransfer } from './workspace.js';
 
@@ -110,9 +110,9 @@ export const LedgerLine = Closed(
     evidence: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     peak: Type.Union([Peak, Type.Null()]),
     logPath: Type.Optional(Type.String()),
-    refs: Type.Optional(Type.Array(RefChange, { description: "refs outside the session's branch that changed during the session (refs are one shared directory: reported, not prevented)" })),
     nestedGit: Type.Optional(Type.Array(NestedGitChange, { description: 'nested repositories the session made or changed in its workspace (do not run git there unread)' })),
-    gitView: Type.Optional(GitViewReport),
+    gitReturn: Type.Optional(GitReturn),
+    hostRun: Type.Optional(HostRunReport),
     egress: Type.Optional(
       Closed(
         {

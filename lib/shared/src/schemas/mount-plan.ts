@@ -2,7 +2,7 @@
  * mount-plan contracts: a session (workspace, permitted root, session id, staged
  * credential mounts) in, the exact mount list out. See tools/mount-plan/README.md.
  */
-import { AbsolutePath, Closed, Mount, Type, type Static } from '../schema.js';
+import { AbsolutePath, Closed, Mount, Type, type Static, type TSchema } from '../schema.js';
 
 /** A session id: also a directory name under <root>/workspaces and <root>/homes. */
 export const SessionId = Type.String({
@@ -87,32 +87,32 @@ export type GitInfo = Static<typeof GitInfo>;
 export const GitConfigEntry = Closed({ key: Type.String(), value: Type.String() });
 export type GitConfigEntry = Static<typeof GitConfigEntry>;
 
-/** A symlink the view holds: `name` in the shadow directory pointing at `target` (a container path). */
-export const ViewLink = Closed({ name: Type.String(), target: AbsolutePath });
+/** A symlink the store holds: `name` in its directory pointing at `target` (a container path, into the read-only live view). */
+export const StoreLink = Closed({ name: Type.String(), target: AbsolutePath });
 
 /**
- * The git-dir view: the shadow directory mounted over the git dir (or common dir) inside, whose
- * entries are symlinks into the read-only live view, mount points for objects/refs/logs, and, for a
- * full git dir, private copies of HEAD/index/ORIG_HEAD copied back after the session. Made by
- * prepareGitView before the container starts, undone by finishGitView after it is gone.
+ * The session's own git store (tools/mount-plan/src/git-store.ts): `<root>/git-stores/<id>`,
+ * whose `common/` is mounted over the git dir (repo, submodule) or common dir (linked worktree)
+ * and whose `own/` over a linked worktree's own gitdir. Everything git writes inside lands there
+ * (objects, refs, reflogs, packed-refs, HEAD, index); the host's objects are reached read-only
+ * through git alternates, the host's refs as a snapshot written at start. Made by
+ * prepareGitStore before the container starts; after it is gone, finishGitStore brings the
+ * session's branch home (a checked fetch, fast-forward only) and removes the store.
  */
-export const GitView = Closed({
+export const GitStore = Closed({
   dir: AbsolutePath,
-  shadow: AbsolutePath,
-  packed: AbsolutePath,
+  kind: Type.Union([Type.Literal('common'), Type.Literal('full')], { description: 'common: a linked worktree (common dir and own gitdir); full: a repository\'s own git dir' }),
   gitDir: AbsolutePath,
   destination: AbsolutePath,
-  kind: Type.Union([Type.Literal('common'), Type.Literal('full')]),
   ownGitDir: Type.Optional(AbsolutePath),
-  links: Type.Array(ViewLink),
-  mountPoints: Type.Array(Type.String(), { description: 'empty directories in the shadow that bind mounts cover' }),
-  copies: Type.Array(Type.String(), { description: 'per-worktree files copied in and back (full git dirs)' }),
-  placeholders: Type.Array(
-    Closed({ path: AbsolutePath, type: Type.Union([Type.Literal('file'), Type.Literal('dir')]), removeAfter: Type.Boolean() }),
-    { description: 'created on the host when missing, so a read-only mount can cover them' },
-  ),
+  workTree: AbsolutePath,
+  links: Type.Array(StoreLink, { description: 'symlinks in common/ into the read-only live view' }),
+  ownLinks: Type.Array(StoreLink, { description: 'symlinks in own/ (a linked worktree) into the read-only live view' }),
+  mountPoints: Type.Array(Type.String(), { description: 'empty directories in common/ that read-only bind mounts cover' }),
+  ownMountPoints: Type.Array(Type.String(), { description: 'the same in own/ (its modules/)' }),
+  copies: Type.Array(Type.String(), { description: "the worktree's own files copied in (HEAD, index): into own/ for a linked worktree, else common/" }),
 });
-export type GitView = Static<typeof GitView>;
+export type GitStore = Static<typeof GitStore>;
 
 export const MountPlanOutput = Closed(
   {
@@ -122,7 +122,7 @@ export const MountPlanOutput = Closed(
     home: Type.String({ description: "host path of the session's home (created when missing)" }),
     git: GitInfo,
     gitConfig: Type.Array(GitConfigEntry, { description: 'git configuration the container must get (command scope)' }),
-    gitView: Type.Optional(GitView),
+    gitStore: Type.Optional(GitStore),
     env: Type.Record(Type.String(), Type.String(), {
       description: 'the same configuration as GIT_CONFIG_COUNT/KEY/VALUE environment variables',
     }),
@@ -131,13 +131,9 @@ export const MountPlanOutput = Closed(
 );
 export type MountPlanOutput = Static<typeof MountPlanOutput>;
 
-/**
- * What the launcher reports after a session (proposed ledger fields, see tools/mount-plan/README.md,
- * "The launcher's part"): refs changed outside the session's own, nested repositories new or changed
- * in the workspace, and what finishGitView did.
- */
+/** A ref the session made, moved or deleted in its store: `{name, old, new}` (null: absent). */
 export const RefChange = Closed({
-  name: Type.String({ description: 'refs/..., main-worktree/HEAD or worktrees/<name>/...' }),
+  name: Type.String({ description: 'refs/... (at most 256 characters shown)' }),
   old: Type.Union([Type.String(), Type.Null()], { description: 'object id, "ref: <target>", or null: created' }),
   new: Type.Union([Type.String(), Type.Null()], { description: 'object id, "ref: <target>", or null: deleted' }),
 });
@@ -150,11 +146,40 @@ export const NestedGitChange = Closed({
 });
 export type NestedGitChange = Static<typeof NestedGitChange>;
 
-export const GitViewReport = Closed({
-  copiedBack: Type.Array(Type.String()),
-  conflicts: Type.Array(Type.String()),
-  invalid: Type.Array(Type.String()),
-  dropped: Type.Array(Type.String()),
-  inProgress: Type.Array(Type.String()),
+function Bounded<T extends TSchema>(item: T, max: number, description: string) {
+  return Closed({ named: Type.Array(item, { maxItems: max }), others: Type.Integer({ minimum: 0, description: 'how many more there were' }) }, { description });
+}
+
+/**
+ * What came home from the session's store (finishGitStore): its branch, checked and
+ * fast-forwarded, or kept aside; and everything else it did to its git state, dropped and counted.
+ */
+export const GitReturn = Closed({
+  branch: Type.Union([Type.String(), Type.Null()], { description: "the session's branch: the one checked out at start (null: a detached HEAD, nothing comes home)" }),
+  outcome: Type.Union(
+    [Type.Literal('fast-forward'), Type.Literal('unchanged'), Type.Literal('side-ref'), Type.Literal('none'), Type.Literal('failed')],
+    { description: 'fast-forward: the branch advanced; side-ref: rewritten or moved here meanwhile, kept at refs/agent-sandbox/returned/<id>; none: no branch to bring; failed: the checked fetch refused it' },
+  ),
+  from: Type.Union([Type.String(), Type.Null()], { description: 'the branch here before the import' }),
+  to: Type.Union([Type.String(), Type.Null()], { description: "the session's tip" }),
+  sideRef: Type.Optional(Type.String()),
+  message: Type.Optional(Type.String()),
+  refsDropped: Bounded(RefChange, 20, 'every other ref the session made, moved or deleted (replace refs and notes included): not applied'),
+  copiedBack: Type.Array(Type.String(), { description: "the worktree's own files brought back (index)" }),
+  kept: Type.Array(Type.String(), { description: "the worktree's own files the host kept, each with why" }),
+  leftInStore: Bounded(Type.String(), 20, 'what the session made at the top of its git dirs (an unfinished rebase, a planted config): removed with the store'),
+  by: Type.Optional(Type.String({ description: 'who imported it when not the launcher itself: its sentinel, the next launcher start' })),
+  prepareMs: Type.Number({ minimum: 0, description: "making the store before the session: the host's refs snapshot, links, copies of HEAD and index" }),
+  ms: Type.Number({ minimum: 0, description: 'the import: fetch, checks, ref update, removal of the store' }),
 });
-export type GitViewReport = Static<typeof GitViewReport>;
+export type GitReturn = Static<typeof GitReturn>;
+
+/** A workspace file host tools run or read as configuration, changed by the session. */
+export const HostRunChange = Closed({
+  path: Type.String({ description: 'relative to the workspace (at most 256 characters shown)' }),
+  change: Type.Union([Type.Literal('added'), Type.Literal('changed'), Type.Literal('removed')]),
+});
+export type HostRunChange = Static<typeof HostRunChange>;
+
+export const HostRunReport = Bounded(HostRunChange, 50, 'workspace files the session changed that tools on the host run or read when the workspace is opened, entered or built');
+export type HostRunReport = Static<typeof HostRunReport>;
