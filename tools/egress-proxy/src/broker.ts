@@ -1,7 +1,9 @@
 /**
  * The broker for one session: a unix socket (never TCP) in a private directory, each
- * connection one attempt (see attempt.ts), a summary kept as attempts end. stop() closes the
- * listener, ends every open attempt (each still gets its line), and removes the socket file.
+ * connection one attempt (see attempt.ts) once admitted (admission.ts: a rate limit and a cap
+ * on what is open), a bounded summary kept as attempts end (summary-counter.ts), and a capped,
+ * aggregated log (attempt-log.ts). stop() closes the listener, ends every open attempt (each
+ * still gets its line), and removes the socket file.
  */
 import { chmod, chown, lstat, stat, unlink } from 'node:fs/promises';
 import net from 'node:net';
@@ -12,8 +14,11 @@ import { validateDocument } from '@agent-sandbox/shared/json-input';
 import { EgressProxyConfig, type EgressAttempt, type EgressSummary } from '@agent-sandbox/shared/validators/egress-proxy';
 import { parsePolicy } from './allowlist.js';
 import type { HostInterfaceAddress } from './address-policy.js';
-import { handleAttempt, refuse } from './attempt.js';
-import { SummaryCounter, type AttemptWriter } from './attempt-log.js';
+import { makeAdmission } from './admission.js';
+import { handleAttempt } from './attempt.js';
+import { AttemptLog, defaultLogLimits, type AttemptWriter } from './attempt-log.js';
+import { defaultRateLimit } from './rate-limit.js';
+import { SummaryCounter } from './summary-counter.js';
 import type { Resolver } from './decide.js';
 
 export interface BrokerDeps {
@@ -85,17 +90,36 @@ async function listen(server: net.Server, socketPath: string): Promise<void> {
   });
 }
 
+/** The line of attempts that never got a head read: refused by the broker itself. */
+function brokerLine(session: string, rule: string, status: number | null, count = 1): EgressAttempt {
+  const none = { method: null, host: null, port: null, address: null, entry: null };
+  return { time: new Date().toISOString(), session, ...none, decision: 'denied', rule, status, bytesUp: 0, bytesDown: 0, durationMs: 0, ...(count > 1 ? { count } : {}) };
+}
+
+/** Over the cap: a 503 and the close, without reading the request (the cheapest answer). */
+function overflowAnswer(client: net.Socket, max: number): void {
+  const body = `too-many-connections: ${max} attempts are open or waiting already\n`;
+  client.on('error', () => undefined);
+  client.end(
+    `HTTP/1.1 503 Service Unavailable\r\nX-Proxy-Error: too-many-connections\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    () => client.destroy(),
+  );
+}
+
 export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): Promise<Broker> {
   const config = validateDocument(EgressProxyConfig, input);
   const policy = parsePolicy(config.allow, config.deny);
   await prepareSocketPath(config.socketPath);
   const counter = new SummaryCounter(config.sessionId);
+  const log = new AttemptLog(config.sessionId, deps.write, { ...defaultLogLimits, ...(config.logMaxBytes ? { capBytes: config.logMaxBytes } : {}) });
+  const rate = config.rate ?? defaultRateLimit;
   const stopping = new AbortController();
   const sockets = new Set<net.Socket>();
   const inFlight = new Set<Promise<void>>();
   const record = (line: EgressAttempt) => {
     counter.add(line);
-    deps.write(line);
+    log.record(line);
   };
   const ctx = {
     session: config.sessionId,
@@ -111,15 +135,35 @@ export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): P
     },
   };
   const max = config.maxConnections ?? defaultMaxConnections;
-  const server = net.createServer({ allowHalfOpen: true }, (client) => {
-    if (inFlight.size >= max) {
-      const none = { method: null, host: null, port: null, address: null, entry: null };
-      record({ time: new Date().toISOString(), session: config.sessionId, ...none, decision: 'denied', rule: 'too-many-connections', status: 503, bytesUp: 0, bytesDown: 0, durationMs: 0 });
-      refuse(client, 503, 'too-many-connections', `${max} attempts are open already`);
-      return;
-    }
-    const attempt = handleAttempt(client, ctx).finally(() => inFlight.delete(attempt));
-    inFlight.add(attempt);
+  const admission = makeAdmission({
+    rate,
+    max,
+    open: () => inFlight.size,
+    start: (client) => {
+      const attempt = handleAttempt(client, ctx).finally(() => inFlight.delete(attempt));
+      inFlight.add(attempt);
+    },
+    overflow: (client) => {
+      record(brokerLine(config.sessionId, 'too-many-connections', 503));
+      overflowAnswer(client, max);
+    },
+  });
+  // Paused: a connection waiting for its turn is not read (handleAttempt resumes it).
+  const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: true }, (client) => admission.offer(client));
+  // Past twice the cap (open, waiting and being refused), node closes a new connection before
+  // it becomes a socket object: a flood of connections then costs an accept and a close each.
+  // They are counted, and recorded as one line per second.
+  server.maxConnections = max + 1;
+  let dropped = 0;
+  let dropTimer: NodeJS.Timeout | undefined;
+  const recordDropped = () => {
+    if (dropped > 0) record(brokerLine(config.sessionId, 'too-many-connections', null, dropped));
+    dropped = 0;
+    dropTimer = undefined;
+  };
+  server.on('drop', () => {
+    dropped += 1;
+    dropTimer ??= setTimeout(recordDropped, 1000);
   });
   await listen(server, config.socketPath);
   // accept(2) failures (EMFILE under a flood) must not end the broker: the listener stays.
@@ -128,6 +172,7 @@ export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): P
   if (config.socketOwner) await chown(config.socketPath, config.socketOwner.uid, config.socketOwner.gid);
   const { ino } = await stat(config.socketPath);
 
+  const summary = (): EgressSummary => ({ ...counter.summary(), log: log.state(), rate: { ...rate, delayed: admission.delayed() } });
   const idle = async () => {
     while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
   };
@@ -136,12 +181,17 @@ export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): P
     (stopped ??= (async () => {
       stopping.abort();
       server.close();
+      clearTimeout(dropTimer);
+      recordDropped();
+      const waited = admission.stop();
+      if (waited > 0) record(brokerLine(config.sessionId, 'broker-stopped', null, waited));
       for (const socket of sockets) socket.destroy();
       await idle();
+      log.close();
       // Remove the socket only if it is still ours (a new broker may have taken the path).
       const now = await stat(config.socketPath).catch(() => undefined);
       if (now?.ino === ino) await unlink(config.socketPath).catch(() => undefined);
-      return counter.summary();
+      return summary();
     })());
-  return { socketPath: config.socketPath, summary: () => counter.summary(), idle, stop };
+  return { socketPath: config.socketPath, summary, idle, stop };
 }
