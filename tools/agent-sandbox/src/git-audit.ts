@@ -8,6 +8,7 @@
  */
 import { diffNestedGit, diffRefs, finishGitView, prepareGitView, scanNestedGit, sessionOwnRefs, snapshotRefs, type NestedScan, type RefSnapshot } from '@agent-sandbox/mount-plan';
 import type { GitViewReport, MountPlanOutput, NestedGitChange, RefChange } from '@agent-sandbox/shared/schemas/mount-plan';
+import { boundedList, describeBounded } from '@agent-sandbox/shared/bounded-list';
 
 export interface GitAudit {
   refs: RefChange[];
@@ -45,9 +46,14 @@ export async function startGitSession(mounts: MountPlanOutput, workspace: string
 }
 
 /** The human lines for stderr: what changed that the user should look at. */
+/** What stderr says, bounded as the ledger is: at most 20 of each named, then a count. */
 export function describeGitAudit(audit: GitAudit): string[] {
-  const lines = audit.refs.map((r) => `agent-sandbox: ref ${r.name} changed during the session: ${r.old ?? '(none)'} -> ${r.new ?? '(deleted)'}`);
-  for (const n of audit.nestedGit) lines.push(`agent-sandbox: a nested git ${n.type} was ${n.change} at ${n.path}: do not run git there before you have looked at it`);
-  if (audit.gitView?.conflicts.length) lines.push(`agent-sandbox: kept the host's ${audit.gitView.conflicts.join(', ')} (changed on the host during the session); the session's copies were dropped`);
+  const refs = boundedList(audit.refs);
+  const nested = boundedList(audit.nestedGit);
+  const lines = refs.named.map((r) => `agent-sandbox: ref ${r.name} changed during the session: ${r.old ?? '(none)'} -> ${r.new ?? '(deleted)'}`);
+  if (refs.others > 0) lines.push(`agent-sandbox: and ${refs.others} more refs changed during the session (see the ledger line)`);
+  for (const n of nested.named) lines.push(`agent-sandbox: a nested git ${n.type} was ${n.change} at ${n.path}: do not run git there before you have looked at it`);
+  if (nested.others > 0) lines.push(`agent-sandbox: and ${nested.others} more nested git repositories made or changed (see the ledger line)`);
+  if (audit.gitView?.conflicts.length) lines.push(`agent-sandbox: kept the host's ${describeBounded(boundedList(audit.gitView.conflicts))} (changed on the host during the session); the session's copies were dropped`);
   return lines;
 }

@@ -144,6 +144,18 @@ export const LedgerLine = Closed(
         { description: 'written inside the container before the agent started, read after it ended: the agent could have changed it' },
       ),
     ),
+    truncated: Type.Optional(
+      Closed(
+        {
+          fields: Type.Array(Type.String(), {
+            maxItems: 21,
+            description: 'the fields cut (array items as []), at most 20 named, then "and N more"; ["*"]: only who the session was and how it ended were kept',
+          }),
+          bytes: Type.Integer({ minimum: 0, description: 'how large the line was before it was cut' }),
+        },
+        { description: 'the line was over 64 KiB and was cut to fit (arrays keep their first items, long strings their beginning)' },
+      ),
+    ),
   },
   { $id: 'agent-sandbox.ledger-line' },
 );
