@@ -15,7 +15,7 @@ import type { RunHooks } from '@agent-sandbox/sandbox-run';
 import { execWithHandoff, realDeps } from '@agent-sandbox/nnp-probe';
 import { acquire } from './acquire.js';
 import { describeGitAudit, type GitAudit } from './git-audit.js';
-import { egressSocketDir } from './egress.js';
+import { describeEgress, egressSocketDir } from './egress.js';
 import { sessionEnd } from './session-end.js';
 import type { EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
 import { entrypointLogPath, takeEntrypointLog } from './entrypoint-log.js';
@@ -208,7 +208,7 @@ async function runPrepared(
     entrypoint = takeEntrypointLog(plan.layout.home);
     await acquired.release();
   }
-  for (const line of describeGitAudit(audit)) io.log(line);
+  for (const line of [...describeGitAudit(audit), ...describeEgress(egress)]) io.log(line);
   if (run.stopped) io.log(`agent-sandbox: session ${plan.layout.sessionId} was stopped: ${run.stopped}`);
   return {
     exitCode: run.exitCode,
