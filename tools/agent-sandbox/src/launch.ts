@@ -94,7 +94,8 @@ function refuse(identity: SessionIdentity, err: unknown, targets: { ledgerFile: 
   const { line, exitCode, message } = refusedLine(identity, err, { ...(io.remote ? { remote: io.remote } : {}), ...(io.work ? { work: io.work } : {}) });
   if (exitCode === ExitCode.internal && err instanceof Error && err.stack) io.log(err.stack);
   io.log(`agent-sandbox: ${message}`);
-  io.onVerdict?.(recordVerdict(targets, line, io.log));
+  const written = recordVerdict(targets, line, io.log);
+  io.onVerdict?.(written);
   return exitCode;
 }
 
@@ -125,7 +126,8 @@ async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionId
     writeRecord(layout.recordFile, Object.assign(record, { installed: prepared.installed, line: lineFields(identity) }));
     const run = await runPrepared(request, prepared, record, io, noNewPrivs);
     const line = ranLine(identity, run.end);
-    io.onVerdict?.(recordVerdict(targets, line, io.log));
+    const written = recordVerdict(targets, line, io.log);
+    io.onVerdict?.(written);
     return run.exitCode;
   } catch (err) {
     return refuse(identity, err, targets, io);
