@@ -54,6 +54,8 @@ export interface DiskUsage {
   baselineBytes: number | null;
   baselineFiles: number | null;
   walks: number;
+  /** How long the last walk took (ms): what it counted is as of its start. */
+  walkMs: number | null;
   mechanism: 'watchdog';
   /** Which ceiling the session passed, once it did. */
   exceeded?: 'bytes' | 'files';
@@ -67,7 +69,9 @@ export interface DiskWatch {
 
 /** One walk: both counts, the baselines from the first, and which ceiling (if any) is passed. */
 async function walkOnce(dirs: string[], state: DiskUsage): Promise<void> {
+  const began = performance.now();
   const [bytes, files] = await Promise.all([duBytes(dirs), duInodes(dirs)]);
+  state.walkMs = Math.round(performance.now() - began);
   state.walks += 1;
   state.baselineBytes ??= bytes;
   state.baselineFiles ??= files;
@@ -81,7 +85,7 @@ async function walkOnce(dirs: string[], state: DiskUsage): Promise<void> {
 export function watchDisk(options: DiskWatchOptions): DiskWatch {
   const state: DiskUsage = {
     limitBytes: options.limitBytes, limitFiles: options.limitFiles, writtenBytes: null, writtenFiles: null,
-    baselineBytes: null, baselineFiles: null, walks: 0, mechanism: 'watchdog',
+    baselineBytes: null, baselineFiles: null, walks: 0, walkMs: null, mechanism: 'watchdog',
   };
   let atLastWalk = filesystemsUsed(options.dirs);
   let lastWalkAt = Date.now();
