@@ -9,6 +9,7 @@
  * travels inside the run plan given to sandbox-run.
  */
 import { rmSync } from 'node:fs';
+import path from 'node:path';
 import { ExitCode } from '@agent-sandbox/shared';
 import { crypto } from '@agent-sandbox/shared/builtins';
 import type { RunHooks } from '@agent-sandbox/sandbox-run';
@@ -29,6 +30,7 @@ import type { LaunchIo } from './launch-io.js';
 import { launchRemote } from './remote.js';
 import type { LaunchRequest } from './request.js';
 import { runSession, type SessionRun } from './run-session.js';
+import { applyRetention } from './retention.js';
 import { preflightHost, prepareSession, type PreparedSession } from './session-prepare.js';
 import { lockWorkspace, writeRecord } from './session-lock.js';
 import type { SessionRecord } from './session-record.js';
@@ -135,6 +137,16 @@ async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionId
     rmSync(layout.recordFile, { force: true });
     sentinel?.release();
     if (!io.lock) lock.release();
+    keepRetention(request.ledgerFile, io.log);
+  }
+}
+
+/** The per-session logs beside the ledger, past the retention, go at every session's end (retention.ts). */
+function keepRetention(ledgerFile: string, log: (line: string) => void): void {
+  try {
+    applyRetention(path.dirname(ledgerFile));
+  } catch (err) {
+    log(`agent-sandbox: could not apply the retention to ${path.dirname(ledgerFile)}: ${(err as Error).message}`);
   }
 }
 
@@ -202,6 +214,7 @@ async function runPrepared(
       log: io.log,
       ...(io.stop ? { stop: io.stop } : {}),
       onSpawn: (pid) => pid && update({ podmanPid: pid }),
+      ...(logPath ? { alsoCounted: [logPath] } : {}),
       ...(io.faults ? { faults: io.faults } : {}),
     });
     audit = await acquired.git.finish();

@@ -26,6 +26,8 @@ export interface RunIo {
   /** podman's pid, once spawned (the launcher records it for the sentinel). */
   onSpawn?: (pid: number | undefined) => void;
   faults?: FaultHooks;
+  /** Files outside the workspace and home that the session fills through the launcher (exec's log): counted in --disk too. */
+  alsoCounted?: string[];
 }
 
 export interface SessionRun {
@@ -94,7 +96,7 @@ function stopSources(plan: SessionPlan, io: RunIo, killNow: () => void) {
   else io.stop?.addEventListener('abort', onOuter, { once: true });
   const limitBytes = parseSize('--disk', plan.identity.limits.disk);
   const disk = watchDisk({
-    dirs: [plan.layout.workspace, plan.layout.home],
+    dirs: [plan.layout.workspace, plan.layout.home, ...(io.alsoCounted ?? [])],
     limitBytes,
     limitFiles: filesCeiling(filesForDisk(limitBytes), freeInodes(plan.layout.root)),
     onExceeded: (usage) => {

@@ -161,6 +161,19 @@ export const LedgerLine = Closed(
 );
 export type LedgerLine = Static<typeof LedgerLine>;
 
+export const PruneOutput = Closed(
+  {
+    ok: Type.Literal(true),
+    removed: Type.Array(Type.String(), { description: 'the files removed (on a dry run: that would be removed)' }),
+    kept: Type.Integer({ minimum: 0, description: 'the per-session files kept' }),
+    bytes: Type.Integer({ minimum: 0, description: 'what the removed files took on disk' }),
+    dryRun: Type.Boolean(),
+    policy: Closed({ keep: Type.Integer({ minimum: 0 }), olderThan: Type.String(), maxBytes: Type.Integer({ minimum: 0 }) }),
+  },
+  { $id: 'agent-sandbox.prune', description: "`agent-sandbox prune`: the per-session logs (broker attempt logs, exec logs) past the retention" },
+);
+export type PruneOutput = Static<typeof PruneOutput>;
+
 export const DoctorCheck = Closed({
   name: Type.String(),
   ok: Type.Boolean(),
