@@ -16,3 +16,4 @@ export { watchDisk, duBytes, duInodes, filesCeiling, pollPeriodMs, type DiskUsag
 export type { SessionStep, FaultHooks } from './faults.js';
 export * from './preflight.js';
 export { makeTool, run } from './tool.js';
+export { applyRetention, planRetention, defaultRetention, type RetentionPolicy, type RetentionResult } from './retention.js';
