@@ -12,10 +12,11 @@ import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared/tool-error';
 import { validateDocument } from '@agent-sandbox/shared/json-input';
 import { EgressProxyConfig, type EgressAttempt, type EgressSummary } from '@agent-sandbox/shared/validators/egress-proxy';
-import { parsePolicy } from './allowlist.js';
+import { parsePolicy, type Policy } from './allowlist.js';
 import type { HostInterfaceAddress } from './address-policy.js';
 import { makeAdmission } from './admission.js';
-import { handleAttempt } from './attempt.js';
+import { handleAttempt, type AttemptContext } from './attempt.js';
+import { brokerLine, countDrops, overflowAnswer } from './overflow.js';
 import { AttemptLog, defaultLogLimits, type AttemptWriter } from './attempt-log.js';
 import { defaultRateLimit } from './rate-limit.js';
 import { SummaryCounter } from './summary-counter.js';
@@ -90,38 +91,9 @@ async function listen(server: net.Server, socketPath: string): Promise<void> {
   });
 }
 
-/** The line of attempts that never got a head read: refused by the broker itself. */
-function brokerLine(session: string, rule: string, status: number | null, count = 1): EgressAttempt {
-  const none = { method: null, host: null, port: null, address: null, entry: null };
-  return { time: new Date().toISOString(), session, ...none, decision: 'denied', rule, status, bytesUp: 0, bytesDown: 0, durationMs: 0, ...(count > 1 ? { count } : {}) };
-}
-
-/** Over the cap: a 503 and the close, without reading the request (the cheapest answer). */
-function overflowAnswer(client: net.Socket, max: number): void {
-  const body = `too-many-connections: ${max} attempts are open or waiting already\n`;
-  client.on('error', () => undefined);
-  client.end(
-    `HTTP/1.1 503 Service Unavailable\r\nX-Proxy-Error: too-many-connections\r\nContent-Type: text/plain; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    () => client.destroy(),
-  );
-}
-
-export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): Promise<Broker> {
-  const config = validateDocument(EgressProxyConfig, input);
-  const policy = parsePolicy(config.allow, config.deny);
-  await prepareSocketPath(config.socketPath);
-  const counter = new SummaryCounter(config.sessionId);
-  const log = new AttemptLog(config.sessionId, deps.write, { ...defaultLogLimits, ...(config.logMaxBytes ? { capBytes: config.logMaxBytes } : {}) });
-  const rate = config.rate ?? defaultRateLimit;
-  const stopping = new AbortController();
-  const sockets = new Set<net.Socket>();
-  const inFlight = new Set<Promise<void>>();
-  const record = (line: EgressAttempt) => {
-    counter.add(line);
-    log.record(line);
-  };
-  const ctx = {
+/** What each attempt needs from the broker: its policy, resolver, timeouts, record and socket tracking. */
+function attemptContext(config: EgressProxyConfig, policy: Policy, deps: BrokerDeps, stopping: AbortController, sockets: Set<net.Socket>, record: (line: EgressAttempt) => void): AttemptContext {
+  return {
     session: config.sessionId,
     policy,
     decideDeps: { resolve: deps.resolve, hostInterfaces: deps.hostInterfaces ?? systemInterfaces, resolveTimeoutMs: deps.timeouts?.resolveMs ?? 10_000, signal: stopping.signal },
@@ -134,6 +106,20 @@ export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): P
       if (stopping.signal.aborted) socket.destroy();
     },
   };
+}
+
+export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): Promise<Broker> {
+  const config = validateDocument(EgressProxyConfig, input);
+  const policy = parsePolicy(config.allow, config.deny);
+  await prepareSocketPath(config.socketPath);
+  const counter = new SummaryCounter(config.sessionId);
+  const log = new AttemptLog(config.sessionId, deps.write, { ...defaultLogLimits, ...(config.logMaxBytes ? { capBytes: config.logMaxBytes } : {}) });
+  const rate = config.rate ?? defaultRateLimit;
+  const stopping = new AbortController();
+  const sockets = new Set<net.Socket>();
+  const inFlight = new Set<Promise<void>>();
+  const record = (line: EgressAttempt) => (counter.add(line), log.record(line));
+  const ctx = attemptContext(config, policy, deps, stopping, sockets, record);
   const max = config.maxConnections ?? defaultMaxConnections;
   const admission = makeAdmission({
     rate,
@@ -150,21 +136,7 @@ export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): P
   });
   // Paused: a connection waiting for its turn is not read (handleAttempt resumes it).
   const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: true }, (client) => admission.offer(client));
-  // Past twice the cap (open, waiting and being refused), node closes a new connection before
-  // it becomes a socket object: a flood of connections then costs an accept and a close each.
-  // They are counted, and recorded as one line per second.
-  server.maxConnections = max + 1;
-  let dropped = 0;
-  let dropTimer: NodeJS.Timeout | undefined;
-  const recordDropped = () => {
-    if (dropped > 0) record(brokerLine(config.sessionId, 'too-many-connections', null, dropped));
-    dropped = 0;
-    dropTimer = undefined;
-  };
-  server.on('drop', () => {
-    dropped += 1;
-    dropTimer ??= setTimeout(recordDropped, 1000);
-  });
+  const drops = countDrops(server, max, (n) => record(brokerLine(config.sessionId, 'too-many-connections', null, n)));
   await listen(server, config.socketPath);
   // accept(2) failures (EMFILE under a flood) must not end the broker: the listener stays.
   server.on('error', () => undefined);
@@ -181,8 +153,7 @@ export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): P
     (stopped ??= (async () => {
       stopping.abort();
       server.close();
-      clearTimeout(dropTimer);
-      recordDropped();
+      drops.flush();
       const waited = admission.stop();
       if (waited > 0) record(brokerLine(config.sessionId, 'broker-stopped', null, waited));
       for (const socket of sockets) socket.destroy();
