@@ -1,22 +1,23 @@
 /**
  * The disk ceiling (--disk) where the host's filesystem offers no quota for it: a watchdog with
  * two ceilings, bytes and files. What the session writes is its workspace's and home's growth
- * over their size at the start, as `du` counts it: allocated bytes (hard links once, one
- * filesystem) and, in the same walk, inodes (`du --inodes`: files, directories, links; empty
- * files cost no bytes, so only this count sees a loop of them). The file ceiling is derived
- * from --disk (limits.ts filesForDisk: one per 16 KiB), at most half the free inodes.
+ * over their size at the start: allocated bytes as `du` counts them (hard links once, one
+ * filesystem), and names as `find` lists them (files, directories, links: empty files cost no
+ * bytes, so only this count sees a loop of them; disk-usage.ts says why not `du --inodes`).
+ * The file ceiling is derived from --disk (limits.ts filesForDisk: one per 16 KiB), at most
+ * half the free inodes.
  *
- * `du` walks the trees, so it runs only when the filesystems' own counters (statfs: used
- * blocks and used inodes, a cheap system call) grew by half the room left in either since the
- * last walk, and at least every 15 s. Others writing to the same filesystem only make it walk
+ * A walk reads every directory, so it runs only when the filesystems' own counters (statfs:
+ * used blocks, used inodes; a cheap system call) grew by half the room left since the last
+ * walk of that kind, and both at least every 15 s. Others writing to the same filesystem only make it walk
  * sooner; the walk decides. The poll is paced by the room left: often enough that a writer at
  * the fastest rate seen here cannot use half the room between two polls (every 20 ms near a
  * ceiling, every 250 ms far from both). The container's /tmp is a tmpfs charged to its memory
  * cgroup, so --memory bounds it.
  */
-import { duBytes, duInodes, filesystemsUsed, grownSince, type FsUsed } from './disk-usage.js';
+import { countNames, duBytes, filesystemsUsed, grownSince, type FsUsed } from './disk-usage.js';
 
-export { duBytes, duInodes };
+export { countNames, duBytes };
 
 export interface DiskWatchOptions {
   dirs: string[];
@@ -54,7 +55,7 @@ export interface DiskUsage {
   baselineBytes: number | null;
   baselineFiles: number | null;
   walks: number;
-  /** How long the last walk took (ms): what it counted is as of its start. */
+  /** How long the last walk took (ms): what it counted is as of its start, so a flood adds what it makes meanwhile. */
   walkMs: number | null;
   mechanism: 'watchdog';
   /** Which ceiling the session passed, once it did. */
@@ -67,19 +68,64 @@ export interface DiskWatch {
   stop(): Promise<DiskUsage>;
 }
 
-/** One walk: both counts, the baselines from the first, and which ceiling (if any) is passed. */
-async function walkOnce(dirs: string[], state: DiskUsage): Promise<void> {
+type Kind = 'bytes' | 'files';
+
+/** One walk of the kinds asked for: the counts, the baselines from the first, and which ceiling is passed. */
+async function walkOnce(dirs: string[], kinds: Set<Kind>, state: DiskUsage): Promise<void> {
   const began = performance.now();
-  const [bytes, files] = await Promise.all([duBytes(dirs), duInodes(dirs)]);
+  const [bytes, files] = await Promise.all([kinds.has('bytes') ? duBytes(dirs) : undefined, kinds.has('files') ? countNames(dirs) : undefined]);
   state.walkMs = Math.round(performance.now() - began);
   state.walks += 1;
-  state.baselineBytes ??= bytes;
-  state.baselineFiles ??= files;
-  state.writtenBytes = Math.max(0, bytes - state.baselineBytes);
-  state.writtenFiles = Math.max(0, files - state.baselineFiles);
+  if (bytes !== undefined) {
+    state.baselineBytes ??= bytes;
+    state.writtenBytes = Math.max(0, bytes - state.baselineBytes);
+  }
+  if (files !== undefined) {
+    state.baselineFiles ??= files;
+    state.writtenFiles = Math.max(0, files - state.baselineFiles);
+  }
   if (state.exceeded) return;
-  if (state.writtenBytes > state.limitBytes) state.exceeded = 'bytes';
-  else if (state.writtenFiles > state.limitFiles) state.exceeded = 'files';
+  if ((state.writtenBytes ?? 0) > state.limitBytes) state.exceeded = 'bytes';
+  else if ((state.writtenFiles ?? 0) > state.limitFiles) state.exceeded = 'files';
+}
+
+const both = new Set<Kind>(['bytes', 'files']);
+
+/**
+ * The walks: one at a time, each of the kinds whose statfs counter grew by half its room (a
+ * flood of empty files walks only the names, which is four times cheaper than the bytes), both
+ * at the start, every 15 s and at the end.
+ */
+function walker(options: DiskWatchOptions, state: DiskUsage) {
+  const atLastWalk: Record<Kind, Map<number, FsUsed>> = { bytes: filesystemsUsed(options.dirs), files: filesystemsUsed(options.dirs) };
+  let lastFullWalkAt = Date.now();
+  let walking: Promise<void> | undefined;
+  const walk = (kinds: Set<Kind>) =>
+    (walking ??= (async () => {
+      const before = filesystemsUsed(options.dirs);
+      const wasExceeded = state.exceeded;
+      try {
+        await walkOnce(options.dirs, kinds, state);
+        if (state.exceeded && !wasExceeded) options.onExceeded({ ...state });
+      } catch {
+        // a failed walk is retried at the next trigger
+      } finally {
+        for (const kind of kinds) atLastWalk[kind] = before;
+        if (kinds.size === 2) lastFullWalkAt = Date.now();
+        walking = undefined;
+      }
+    })());
+  /** What grew since each kind's last walk, the room left, and the walk due now (if any). */
+  const check = () => {
+    const now = filesystemsUsed(options.dirs);
+    const grown = { bytes: grownSince(atLastWalk.bytes, now).bytes, inodes: grownSince(atLastWalk.files, now).inodes };
+    const room = { bytes: state.limitBytes - (state.writtenBytes ?? 0), inodes: state.limitFiles - (state.writtenFiles ?? 0) };
+    const due = new Set<Kind>(Date.now() - lastFullWalkAt >= (options.walkEveryMs ?? 15_000) ? both : []);
+    if (grown.bytes >= room.bytes / 2) due.add('bytes');
+    if (grown.inodes >= room.inodes / 2) due.add('files');
+    return { due, left: { bytes: room.bytes - grown.bytes, inodes: room.inodes - grown.inodes } };
+  };
+  return { walk, check, walking: () => walking };
 }
 
 export function watchDisk(options: DiskWatchOptions): DiskWatch {
@@ -87,36 +133,15 @@ export function watchDisk(options: DiskWatchOptions): DiskWatch {
     limitBytes: options.limitBytes, limitFiles: options.limitFiles, writtenBytes: null, writtenFiles: null,
     baselineBytes: null, baselineFiles: null, walks: 0, walkMs: null, mechanism: 'watchdog',
   };
-  let atLastWalk = filesystemsUsed(options.dirs);
-  let lastWalkAt = Date.now();
-  let walking: Promise<void> | undefined;
-  const walk = () =>
-    (walking ??= (async () => {
-      const before = filesystemsUsed(options.dirs);
-      const wasExceeded = state.exceeded;
-      try {
-        await walkOnce(options.dirs, state);
-        if (state.exceeded && !wasExceeded) options.onExceeded({ ...state });
-      } catch {
-        // a failed walk is retried at the next trigger
-      } finally {
-        atLastWalk = before;
-        lastWalkAt = Date.now();
-        walking = undefined;
-      }
-    })());
-  void walk();
+  const w = walker(options, state);
+  void w.walk(both);
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const poll = () => {
-    const grown = grownSince(atLastWalk, filesystemsUsed(options.dirs));
-    const room = { bytes: state.limitBytes - (state.writtenBytes ?? 0), inodes: state.limitFiles - (state.writtenFiles ?? 0) };
-    if (!walking && !state.exceeded) {
-      const due = Date.now() - lastWalkAt >= (options.walkEveryMs ?? 15_000);
-      if (due || grown.bytes >= room.bytes / 2 || grown.inodes >= room.inodes / 2) void walk();
-    }
+    const { due, left } = w.check();
+    if (!w.walking() && !state.exceeded && due.size > 0) void w.walk(due);
     if (stopped || state.exceeded) return;
-    timer = setTimeout(poll, options.pollMs ?? pollPeriodMs({ bytes: room.bytes - grown.bytes, inodes: room.inodes - grown.inodes }));
+    timer = setTimeout(poll, options.pollMs ?? pollPeriodMs(left));
     timer.unref();
   };
   poll();
@@ -125,8 +150,8 @@ export function watchDisk(options: DiskWatchOptions): DiskWatch {
     async stop() {
       stopped = true;
       clearTimeout(timer);
-      await walking;
-      if (!state.exceeded) await walk();
+      await w.walking();
+      if (!state.exceeded) await w.walk(both);
       return { ...state };
     },
   };

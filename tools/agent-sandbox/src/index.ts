@@ -12,7 +12,7 @@ export { rotateLedger, rotatedLedger, ledgerRotateBytes } from './ledger-rotate.
 export { kubeManifest, podManifest, networkPolicy, brokerConfigMap, brokerConfigKey, memoryQuantity, cpuQuantity, pidsAnnotation } from './kube-manifest.js';
 export { resolveLayout, layoutFor, sessionsDir } from './layout.js';
 export { sweepAbandoned, ledgerHasRun } from './sweep.js';
-export { watchDisk, duBytes, duInodes, filesCeiling, pollPeriodMs, type DiskUsage } from './disk-watch.js';
+export { watchDisk, duBytes, countNames, filesCeiling, pollPeriodMs, type DiskUsage } from './disk-watch.js';
 export type { SessionStep, FaultHooks } from './faults.js';
 export * from './preflight.js';
 export { makeTool, run } from './tool.js';

@@ -59,7 +59,7 @@ function fileLoop(dir: string, max: number) {
   return { stop: () => child.kill('SIGKILL'), done };
 }
 
-t.test('a loop of empty files is caught by the file ceiling: no bytes to see, the inode count passes it', async (t) => {
+t.test('a loop of empty files is caught by the file ceiling: no bytes to see, the count of names passes it', async (t) => {
   const base = await tempDir(t, 'disk-watch-');
   const ws = path.join(base, 'ws');
   mkdirSync(ws);
