@@ -144,9 +144,9 @@ t.test('a loop of empty files under --disk 1g ends as "disk-limit" on the file c
   tt.equal(disk['limitFiles'], 65_536, 'one file per 16 KiB of --disk 1g');
   tt.ok(o.made >= 60_000, `control: the loop really made files (${o.made} by its last report)`);
   tt.ok(disk['writtenBytes'] < 64 * 2 ** 20, `while the bytes stayed far below 1g (${disk['writtenBytes']})`);
-  // The stated overshoot (README, docs/performance.md): half the ceiling at the decision, the ceiling once more left after the stop.
-  tt.ok(disk['writtenFiles'] > 65_536 && disk['writtenFiles'] <= 1.5 * 65_536, `${disk['writtenFiles']} files at the decision (walk of ${disk['walkMs']} ms)`);
-  tt.ok(o.left <= 2 * 65_536, `${o.left} inodes left in the workspace and home after the stop`);
+  // The stated overshoot (tools/agent-sandbox/README.md, docs/performance.md): at most a quarter of the ceiling, at the decision and after the stop.
+  tt.ok(disk['writtenFiles'] > 65_536 && disk['writtenFiles'] <= 1.25 * 65_536, `${disk['writtenFiles']} files at the decision (walk of ${disk['walkMs']} ms)`);
+  tt.ok(o.left <= 1.25 * 65_536, `${o.left} inodes left in the workspace and home after the stop`);
   tt.comment(`files flood: ${disk['writtenFiles']} at the decision (+${disk['writtenFiles'] - 65_536}), ${o.left} left (+${o.left - 65_536}), ${disk['walks']} walks, session ${o.end.ms} ms`);
 });
 
