@@ -8,6 +8,7 @@
 //              [--requests N] [--stream-mib N] [--brokers N]    (section 6)
 //              [--soak N] [--soak-egress runtime|none]          (section 7)
 //              [--refs N]                                       (section 3)
+//              [--flood-seconds N]                              (section 9, default 300)
 //              [--image IMAGE]   (default localhost/agent-sandbox:latest; it must have egress-relay)
 //
 // 1 session overhead: `agent-sandbox run -- true` vs a bare `podman run --rm` of the same argv
@@ -18,6 +19,7 @@
 // 6 the egress broker: latency (p50, p99) and throughput vs direct, 16 brokers at once
 // 7 the soak: 64 sessions at once with every kind of ending; reasons, leftovers, host latency
 // 8 the disk ceiling's overshoot: a writer with no end under --disk 256m, idle and loaded
+// 9 floods: the broker (distinct names, one denied name) and empty files; RSS, log, overshoot
 import { existsSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -32,6 +34,7 @@ const sections = {
   6: async () => (await import('./bench/egress.mjs')).egress(),
   7: async () => (await import('./bench/soak.mjs')).soak(),
   8: async () => (await import('./bench/disk-ceiling.mjs')).diskCeiling(),
+  9: async () => (await import('./bench/floods.mjs')).floods(),
 };
 const tools = ['path-guard', 'cred-stage', 'mount-plan', 'nnp-probe', 'sandbox-run', 'podman-attrib', 'agent-unsafe', 'agent-sandbox', 'egress-proxy'];
 

@@ -26,6 +26,7 @@ export function parseOptions(argv) {
       soak: { type: 'string', default: '64' },
       'soak-egress': { type: 'string', default: 'runtime' },
       refs: { type: 'string', default: '120000' },
+      'flood-seconds': { type: 'string', default: '300' },
       image: { type: 'string', default: 'localhost/agent-sandbox:latest' },
     },
     strict: true,
@@ -41,6 +42,7 @@ export function parseOptions(argv) {
     soak: Number(values.soak),
     soakEgress: values['soak-egress'],
     refs: Number(values.refs),
+    floodSeconds: Number(values['flood-seconds']),
     image: values.image,
   };
 }
