@@ -9,6 +9,7 @@
 //              [--soak N] [--soak-egress runtime|none]          (section 7)
 //              [--refs N]                                       (sections 3, 9)
 //              [--big-gib N]                                    (section 9, default 1)
+//              [--flood-seconds N]                              (section 10, default 300)
 //              [--image IMAGE]   (default localhost/agent-sandbox:latest; it must have egress-relay)
 //
 // 1 session overhead: `agent-sandbox run -- true` vs a bare `podman run --rm` of the same argv
@@ -20,6 +21,7 @@
 // 7 the soak: 64 sessions at once with every kind of ending; reasons, leftovers, host latency
 // 8 the disk ceiling's overshoot: a writer with no end under --disk 256m, idle and loaded
 // 9 the session's git store: prepare and import for this project's history and a 1 GiB repository; per-ref costs
+// 10 floods: the broker (distinct names, one denied name) and empty files; RSS, log, overshoot
 import { existsSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -35,6 +37,7 @@ const sections = {
   7: async () => (await import('./bench/soak.mjs')).soak(),
   8: async () => (await import('./bench/disk-ceiling.mjs')).diskCeiling(),
   9: async () => (await import('./bench/git-store.mjs')).gitStore(),
+  10: async () => (await import('./bench/floods.mjs')).floods(),
 };
 const tools = ['path-guard', 'cred-stage', 'mount-plan', 'nnp-probe', 'sandbox-run', 'podman-attrib', 'agent-unsafe', 'agent-sandbox', 'egress-proxy'];
 

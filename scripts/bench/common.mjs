@@ -27,6 +27,7 @@ export function parseOptions(argv) {
       'soak-egress': { type: 'string', default: 'runtime' },
       refs: { type: 'string', default: '120000' },
       'big-gib': { type: 'string', default: '1' },
+      'flood-seconds': { type: 'string', default: '300' },
       image: { type: 'string', default: 'localhost/agent-sandbox:latest' },
     },
     strict: true,
@@ -43,6 +44,7 @@ export function parseOptions(argv) {
     soakEgress: values['soak-egress'],
     refs: Number(values.refs),
     bigGib: Number(values['big-gib']),
+    floodSeconds: Number(values['flood-seconds']),
     image: values.image,
   };
 }

@@ -162,6 +162,25 @@ export function deriveLimits(peaks: { memoryMiB: number; pids: number; cpuPerWal
   };
 }
 
+/** Bytes of --disk per file the session may make: the ratio ext4 sizes its inode table with. */
+export const bytesPerFile = 16 * 1024;
+
+/**
+ * --disk also bounds how many files, directories and links the session makes in its workspace
+ * and home: one per 16 KiB of --disk (8g: 524 288; 1g: 65 536). Empty files cost no bytes, so
+ * the byte ceiling alone let a loop of them take every inode of the host's filesystem (1.87 M
+ * files in 40 s measured under --disk 1g; the host had 16.7 M). 16 KiB is the ratio mke2fs
+ * gives ext4 by default (inode_ratio 16384; this host's root: 252 GiB, 16.7 M inodes): a
+ * session that uses all of its --disk uses no larger a share of the inodes than of the blocks,
+ * so sessions cannot run the host out of inodes before they run it out of space. Real trees
+ * stay below it: a node_modules of 100 000 files takes 0.5-1 GB, a fifth of what 8g allows in
+ * files. The launcher lowers it to half the filesystem's free inodes when that is less (as it
+ * does bytes).
+ */
+export function filesForDisk(diskBytes: number): number {
+  return Math.floor(diskBytes / bytesPerFile);
+}
+
 /** The defaults every tool uses: 4g, 4g, 512, 2, 512, 8g, 2h. */
 export const defaultLimits: Readonly<Limits> = Object.freeze(deriveLimits());
 

@@ -1,7 +1,7 @@
 // The suite's sessions, started at once and each awaited by its own tests: the probe session
 // with the other session beside it, one session per git-to-host path and per attack on the
 // session's git store, --timeout beside them; then the launcher kills (two after a commit), --disk
-// and, alone at the end, the fork bomb (it would skew timings).
+// and, alone at the end, the fork bomb (it would skew timings) and the floods, one after another.
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { chmod, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
@@ -15,6 +15,7 @@ import { globalSysctls, readSysctl } from './attempts-kernel.js';
 import { gitPaths, hostEverydayGit, plantScript, prepareGitSession, type GitKind, type GitPath } from './git-attacks.js';
 import { killAfterCommit, storeAttack, storeAttacks, wipeWithSharedObjects } from './git-store-attacks.js';
 import { addHostKey, removeHostKeys } from './host-keyring.js';
+import { egressFlood, filesFlood } from './floods.js';
 import { diskSession, forkBombSession, killLauncher, timeoutSession } from './lifecycle.js';
 import type { ProbeCtx } from './probe-context.js';
 import { probeScript, type Attempt } from './probe-script.js';
@@ -139,5 +140,9 @@ export function startAll(t: Teardown, h: Targets, attempts: Array<Attempt<ProbeC
   const committedThenLauncherKilled = settle(phase1.then(async () => killAfterCommit(t, await sessionRoot(t, 'kill4'), 'plain repository', false)));
   const diskFilled = settle(phase1.then(() => diskSession(t)));
   const bombed = settle(Promise.all([killedAlone, killedWithSentinel, committedThenKilled, committedThenLauncherKilled, diskFilled]).then(() => forkBombSession(t)));
-  return { probed, git, store, storeControl, timedOut, killedAlone, killedWithSentinel, committedThenKilled, committedThenLauncherKilled, diskFilled, bombed };
+  // The floods last, one at a time: each measures the launcher's memory and the host's share.
+  const filesFlooded = settle(bombed.then(() => filesFlood(t)));
+  const namesFlooded = settle(filesFlooded.then(() => egressFlood(t, 'distinct')));
+  const denialsFlooded = settle(namesFlooded.then(() => egressFlood(t, 'identical')));
+  return { probed, git, store, storeControl, timedOut, killedAlone, killedWithSentinel, committedThenKilled, committedThenLauncherKilled, diskFilled, bombed, filesFlooded, namesFlooded, denialsFlooded };
 }

@@ -82,7 +82,7 @@ export async function addWorkspace(
   const ws = path.join(r.root, 'workspaces', id);
   if (prepare) await prepare(ws);
   await mkdir(path.join(ws, '.astest'), { recursive: true });
-  for (const name of ['sc.pl', 'net-probe.js', 'keys.pl', 'kill-all.pl', 'fork-bomb.pl']) {
+  for (const name of ['sc.pl', 'net-probe.js', 'keys.pl', 'kill-all.pl', 'fork-bomb.pl', 'files-flood.js', 'egress-flood.js']) {
     await copyFile(path.join(helperDir, name), path.join(ws, '.astest', name));
   }
   for (const [name, content] of Object.entries(files)) await writeFile(path.join(ws, name), content, { mode: 0o755 });

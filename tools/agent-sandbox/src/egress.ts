@@ -14,6 +14,8 @@ import type { SessionBroker } from '@agent-sandbox/egress-proxy/session-broker';
 import { agentGid, agentUid } from '@agent-sandbox/shared/container-layout';
 import type { RuntimeName } from '@agent-sandbox/shared/runtimes';
 import type { EgressProxyConfig, EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
+import { describeBounded } from '@agent-sandbox/shared/bounded-list';
+import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import type { CaTrust } from './ca-file.js';
 
 /** Inside the container. */
@@ -121,4 +123,23 @@ export async function startEgress(plan: EgressPlan, sessionId: string): Promise<
     stop: () =>
       (stopped ??= broker.stop().finally(() => rmSync(plan.socketDir!, { recursive: true, force: true }))),
   };
+}
+
+/**
+ * What stderr says after a session that flooded its broker (it was paced, refused past the
+ * cap, or filled its log): the refused names the summary keeps (at most 20, made safe to print:
+ * the session chose them), then a count. A session that was not flooding gets no line.
+ */
+export function describeEgress(summary: EgressSummary | undefined): string[] {
+  if (!summary) return [];
+  const paced = summary.rate?.delayed ?? 0;
+  const over = summary.refused.find((r) => r.rule === 'too-many-connections')?.count ?? 0;
+  if (paced === 0 && over === 0 && !summary.log?.capped) return [];
+  const named = summary.refused.filter((r) => r.host !== null).map((r) => `${forTerminal(r.host!)}:${r.port} ${r.rule} x${r.count}`);
+  const others = summary.others?.refused.rows ?? 0;
+  const lines = [`agent-sandbox: egress: ${summary.denied + summary.failed} of ${summary.attempts} attempts refused or failed${named.length > 0 ? `: ${describeBounded({ named, others }, 'other rows')}` : ''}`];
+  if (paced > 0) lines.push(`agent-sandbox: egress: ${paced} attempts waited for the rate limit (${summary.rate!.perSecond}/s, ${summary.rate!.burst} at once)`);
+  if (over > 0) lines.push(`agent-sandbox: egress: ${over} connections were refused unread: the broker had as many open or waiting as it takes`);
+  if (summary.log?.capped) lines.push(`agent-sandbox: egress: the attempt log reached its cap (${summary.log.capBytes} bytes); ${summary.log.droppedLines} more lines were only counted`);
+  return lines;
 }

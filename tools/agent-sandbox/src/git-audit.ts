@@ -9,7 +9,7 @@
  * most 20 refs, 50 files named) and goes to the ledger line.
  */
 import { diffHostRun, diffNestedGit, finishGitStore, prepareGitStore, scanNestedGit, type NestedScan } from '@agent-sandbox/mount-plan';
-import { describeBounded } from '@agent-sandbox/shared/bounded-list';
+import { boundedList, describeBounded } from '@agent-sandbox/shared/bounded-list';
 import type { GitReturn, HostRunReport, MountPlanOutput, NestedGitChange, RefChange } from '@agent-sandbox/shared/schemas/mount-plan';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 
@@ -98,6 +98,8 @@ export function describeHostRun(report: HostRunReport): string[] {
 export function describeGitAudit(audit: GitAudit): string[] {
   const lines = audit.gitReturn ? describeGitReturn(audit.gitReturn) : [];
   if (audit.hostRun) lines.push(...describeHostRun(audit.hostRun));
-  for (const n of audit.nestedGit) lines.push(`agent-sandbox: a nested git ${n.type} was ${n.change} at ${forTerminal(n.path)}: do not run git there before you have looked at it`);
+  const nested = boundedList(audit.nestedGit);
+  for (const n of nested.named) lines.push(`agent-sandbox: a nested git ${n.type} was ${n.change} at ${forTerminal(n.path)}: do not run git there before you have looked at it`);
+  if (nested.others > 0) lines.push(`agent-sandbox: and ${nested.others} more nested git repositories made or changed (see the ledger line)`);
   return lines;
 }

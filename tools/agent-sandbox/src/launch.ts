@@ -9,13 +9,14 @@
  * travels inside the run plan given to sandbox-run.
  */
 import { rmSync } from 'node:fs';
+import path from 'node:path';
 import { ExitCode } from '@agent-sandbox/shared';
 import { crypto } from '@agent-sandbox/shared/builtins';
 import type { RunHooks } from '@agent-sandbox/sandbox-run';
 import { execWithHandoff, realDeps } from '@agent-sandbox/nnp-probe';
 import { acquire } from './acquire.js';
 import { describeGitAudit, type GitAudit } from './git-audit.js';
-import { egressSocketDir } from './egress.js';
+import { describeEgress, egressSocketDir } from './egress.js';
 import { sessionEnd } from './session-end.js';
 import type { EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
 import { entrypointLogPath, takeEntrypointLog } from './entrypoint-log.js';
@@ -29,6 +30,7 @@ import type { LaunchIo } from './launch-io.js';
 import { launchRemote } from './remote.js';
 import type { LaunchRequest } from './request.js';
 import { runSession, type SessionRun } from './run-session.js';
+import { applyRetention } from './retention.js';
 import { preflightHost, prepareSession, type PreparedSession } from './session-prepare.js';
 import { lockWorkspace, writeRecord } from './session-lock.js';
 import type { SessionRecord } from './session-record.js';
@@ -94,8 +96,8 @@ function refuse(identity: SessionIdentity, err: unknown, targets: { ledgerFile: 
   const { line, exitCode, message } = refusedLine(identity, err, { ...(io.remote ? { remote: io.remote } : {}), ...(io.work ? { work: io.work } : {}) });
   if (exitCode === ExitCode.internal && err instanceof Error && err.stack) io.log(err.stack);
   io.log(`agent-sandbox: ${message}`);
-  recordVerdict(targets, line, io.log);
-  io.onVerdict?.(line);
+  const written = recordVerdict(targets, line, io.log);
+  io.onVerdict?.(written);
   return exitCode;
 }
 
@@ -126,8 +128,8 @@ async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionId
     writeRecord(layout.recordFile, Object.assign(record, { installed: prepared.installed, line: lineFields(identity) }));
     const run = await runPrepared(request, prepared, record, io, noNewPrivs);
     const line = ranLine(identity, run.end);
-    recordVerdict(targets, line, io.log);
-    io.onVerdict?.(line);
+    const written = recordVerdict(targets, line, io.log);
+    io.onVerdict?.(written);
     return run.exitCode;
   } catch (err) {
     return refuse(identity, err, targets, io);
@@ -135,6 +137,16 @@ async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionId
     rmSync(layout.recordFile, { force: true });
     sentinel?.release();
     if (!io.lock) lock.release();
+    keepRetention(request.ledgerFile, io.log);
+  }
+}
+
+/** The per-session logs beside the ledger, past the retention, go at every session's end (retention.ts). */
+function keepRetention(ledgerFile: string, log: (line: string) => void): void {
+  try {
+    applyRetention(path.dirname(ledgerFile));
+  } catch (err) {
+    log(`agent-sandbox: could not apply the retention to ${path.dirname(ledgerFile)}: ${(err as Error).message}`);
   }
 }
 
@@ -202,6 +214,7 @@ async function runPrepared(
       log: io.log,
       ...(io.stop ? { stop: io.stop } : {}),
       onSpawn: (pid) => pid && update({ podmanPid: pid }),
+      ...(logPath ? { alsoCounted: [logPath] } : {}),
       ...(io.faults ? { faults: io.faults } : {}),
     });
     audit = await acquired.git.finish();
@@ -210,7 +223,7 @@ async function runPrepared(
     entrypoint = takeEntrypointLog(plan.layout.home);
     await acquired.release();
   }
-  for (const line of describeGitAudit(audit)) io.log(line);
+  for (const line of [...describeGitAudit(audit), ...describeEgress(egress)]) io.log(line);
   if (run.stopped) io.log(`agent-sandbox: session ${plan.layout.sessionId} was stopped: ${run.stopped}`);
   return {
     exitCode: run.exitCode,

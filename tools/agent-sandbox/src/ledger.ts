@@ -9,6 +9,8 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { validateDocument } from '@agent-sandbox/shared';
 import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
+import { boundLine } from './ledger-bound.js';
+import { rotateLedger } from './ledger-rotate.js';
 
 export type { LedgerLine };
 
@@ -17,11 +19,21 @@ export function defaultLedgerPath(env: NodeJS.ProcessEnv, home: string): string 
   return path.join(state, 'agent-sandbox', 'ledger.jsonl');
 }
 
-/** Validates the line against its schema (a bad line is a bug, 91) and appends it. */
-export function appendLedger(file: string, line: LedgerLine): void {
-  validateDocument(LedgerLine, line, 'ledger');
+/** The line as it is written: cut to under 64 KiB when it is over (ledger-bound.ts). */
+export function boundedLedgerLine(line: LedgerLine): LedgerLine {
+  return boundLine(line, (l) => LedgerLine(l));
+}
+
+/**
+ * Bounds the line (under 64 KiB), validates it against its schema (a bad line is a bug, 91),
+ * and appends it; returns what was written.
+ */
+export function appendLedger(file: string, line: LedgerLine): LedgerLine {
+  const bounded = validateDocument(LedgerLine, boundedLedgerLine(line), 'ledger');
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  appendFileSync(file, `${JSON.stringify(line)}\n`, { mode: 0o600 });
+  rotateLedger(file, Buffer.byteLength(JSON.stringify(bounded)) + 1);
+  appendFileSync(file, `${JSON.stringify(bounded)}\n`, { mode: 0o600 });
+  return bounded;
 }
 
 /** The exit status as a ledger value: the agent's status is 0..255, ours 80..91. */

@@ -6,14 +6,15 @@
  * logs). The reason is the launcher's own when it stopped the container, else podman-attrib's.
  */
 import { readFileSync } from 'node:fs';
-import { parseDuration, parseSize } from '@agent-sandbox/shared/limits';
+import { filesForDisk, parseDuration, parseSize } from '@agent-sandbox/shared/limits';
 import { podmanEnv } from '@agent-sandbox/shared/podman';
 import type { PodmanAttribOutput } from '@agent-sandbox/shared/schemas/podman-attrib';
 import { attributeEnd, killContainerNow, startSampler } from '@agent-sandbox/podman-attrib';
 import { runPlan, type RunFacts, type RunHooks } from '@agent-sandbox/sandbox-run';
 import type { Acquired } from './acquire.js';
 import { containerEnvOf, type SessionPlan } from './compose.js';
-import { watchDisk, type DiskUsage } from './disk-watch.js';
+import { freeInodes } from './disk-usage.js';
+import { filesCeiling, watchDisk, type DiskUsage } from './disk-watch.js';
 import { reach, type FaultHooks } from './faults.js';
 
 export interface RunIo {
@@ -25,6 +26,8 @@ export interface RunIo {
   /** podman's pid, once spawned (the launcher records it for the sentinel). */
   onSpawn?: (pid: number | undefined) => void;
   faults?: FaultHooks;
+  /** Files outside the workspace and home that the session fills through the launcher (exec's log): counted in --disk too. */
+  alsoCounted?: string[];
 }
 
 export interface SessionRun {
@@ -65,6 +68,13 @@ function watchCidfile(file: string): { id(): string | undefined; stop(): void } 
  */
 const graceFor = (why: string) => (why === 'disk-limit' ? 0 : 3);
 
+/** Which of --disk's two ceilings the session passed, in words. */
+function describeDiskExceeded(u: DiskUsage): string {
+  return u.exceeded === 'files'
+    ? `the session made ${u.writtenFiles} files and directories, over its ceiling of ${u.limitFiles} (one per 16 KiB of --disk)`
+    : `the session wrote ${u.writtenBytes} bytes, over its ceiling of ${u.limitBytes} (--disk)`;
+}
+
 /**
  * The stop sources: the wall-clock ceiling, the disk ceiling, and the caller's signal. Over the
  * disk ceiling `killNow` runs first (the container's processes killed through its cgroup), then
@@ -84,12 +94,15 @@ function stopSources(plan: SessionPlan, io: RunIo, killNow: () => void) {
   const onOuter = () => abort(String(io.stop?.reason ?? 'stopped'));
   if (io.stop?.aborted) onOuter();
   else io.stop?.addEventListener('abort', onOuter, { once: true });
+  const limitBytes = parseSize('--disk', plan.identity.limits.disk);
   const disk = watchDisk({
     // The session's git store is its to write too (objects, refs): the same ceiling.
-    dirs: [plan.layout.workspace, plan.layout.home, ...(plan.mounts.gitStore ? [plan.mounts.gitStore.dir] : [])],
-    limitBytes: parseSize('--disk', plan.identity.limits.disk),
-    onExceeded: () => {
+    dirs: [plan.layout.workspace, plan.layout.home, ...(plan.mounts.gitStore ? [plan.mounts.gitStore.dir] : []), ...(io.alsoCounted ?? [])],
+    limitBytes,
+    limitFiles: filesCeiling(filesForDisk(limitBytes), freeInodes(plan.layout.root)),
+    onExceeded: (usage) => {
       killNow();
+      io.log(`agent-sandbox: ${describeDiskExceeded(usage)}`);
       abort('disk-limit');
     },
   });

@@ -17,6 +17,7 @@ import { describeGitReturn, gitReturnOf } from './git-audit.js';
 import { heldLock, isLockHeld, readRecord, tryLock, type HeldLock } from './session-lock.js';
 import type { SessionRecord } from './session-record.js';
 import { sessionsDir } from './layout.js';
+import { rotatedLedger } from './ledger-rotate.js';
 import { recordVerdict } from './verdict.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -87,7 +88,8 @@ export async function sweepRecord(record: SessionRecord, root: string, lock: Hel
     } catch {
       // a parent that cannot be removed now is removed by a later sweep
     }
-    if (!ledgerHasRun(record.ledgerFile, record.runId)) {
+    // The line may have gone to the older file if the ledger rotated since (ledger-rotate.ts).
+    if (!ledgerHasRun(record.ledgerFile, record.runId) && !ledgerHasRun(rotatedLedger(record.ledgerFile), record.runId)) {
       const now = new Date().toISOString();
       recordVerdict(
         { ledgerFile: record.ledgerFile, ...(record.resultFile ? { resultFile: record.resultFile } : {}) },

@@ -21,6 +21,7 @@ import { defaultImage, defaultRoot, homeOf, parseRequest, sessionFlags, type Mod
 import { sweepAbandoned } from './sweep.js';
 import { workspaceCommand } from './workspace-command.js';
 import { nodeSetupCommand } from './node-setup-command.js';
+import { pruneCommand } from './prune-command.js';
 import { recordVerdict, refusedLine } from './verdict.js';
 import { defaultLimits } from '@agent-sandbox/shared/limits';
 
@@ -199,6 +200,7 @@ export function makeTool(entry: Entry): ToolSpec {
       hostsCommandSpec(),
       doctorCommandSpec(entry),
       workspaceCommand(),
+      pruneCommand(),
       nodeSetupCommand(entry.argv[1] ?? 'agent-sandbox'),
       receiveCommand(entry),
     ],

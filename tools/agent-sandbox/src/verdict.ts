@@ -7,7 +7,8 @@ import path from 'node:path';
 import { toErrorDocument } from '@agent-sandbox/shared';
 import type { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { SessionIdentity } from './compose.js';
-import { appendLedger, ledgerExit } from './ledger.js';
+import { forTerminal } from '@agent-sandbox/shared/terminal-text';
+import { appendLedger, boundedLedgerLine, ledgerExit } from './ledger.js';
 
 export interface VerdictTargets {
   ledgerFile: string;
@@ -79,19 +80,26 @@ export function refusedLine(identity: SessionIdentity, err: unknown, extra: Pick
   };
 }
 
-/** Writes the ledger line and the result file; a failure to write either is reported, not hidden. */
-export function recordVerdict(targets: VerdictTargets, line: LedgerLine, log: (l: string) => void): void {
+/**
+ * Writes the ledger line and the result file; a failure to write either is reported, not
+ * hidden. Both get the line as bounded (under 64 KiB, ledger-bound.ts), which is returned.
+ */
+export function recordVerdict(targets: VerdictTargets, line: LedgerLine, log: (l: string) => void): LedgerLine {
+  let written = line;
   try {
-    appendLedger(targets.ledgerFile, line);
+    written = appendLedger(targets.ledgerFile, line);
   } catch (err) {
+    written = boundedLedgerLine(line);
     log(`agent-sandbox: could not write the ledger ${targets.ledgerFile}: ${(err as Error).message}`);
   }
+  if (written.truncated) log(`agent-sandbox: the ledger line of ${forTerminal(line.sessionId)} was ${written.truncated.bytes} bytes; cut to under 64 KiB (${written.truncated.fields.map(forTerminal).join(', ')})`);
   if (targets.resultFile) {
     try {
       mkdirSync(path.dirname(targets.resultFile), { recursive: true });
-      writeFileSync(targets.resultFile, `${JSON.stringify(line)}\n`, { mode: 0o600 });
+      writeFileSync(targets.resultFile, `${JSON.stringify(written)}\n`, { mode: 0o600 });
     } catch (err) {
       log(`agent-sandbox: could not write --result-file ${targets.resultFile}: ${(err as Error).message}`);
     }
   }
+  return written;
 }

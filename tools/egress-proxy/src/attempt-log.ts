@@ -1,12 +1,31 @@
 /**
- * The record of a session's egress: one JSON line per attempt (written when the attempt
- * ends, so it carries the bytes and the duration) and the summary the launcher puts in the
- * ledger (hosts reached with counts and bytes, and what was refused).
+ * The record of a session's egress: one JSON line per attempt, written when the attempt ends
+ * (so it carries the bytes and the duration), in a file whose size the session cannot choose.
+ *
+ * - Refusals and failures are aggregated: identical ones (same host, port, rule and decision)
+ *   within one interval (10 s) make one line, written when the interval ends, with `count` and
+ *   `lastTime`. An allowed attempt always has its own line (it carries bytes).
+ * - The log has a byte cap (8 MiB). The line that would pass it is replaced by one `log-capped`
+ *   line, the last; later attempts are only counted (the summary says how many lines were
+ *   dropped). The cap line's room is kept free, so the file never passes the cap.
+ * - What waits for the interval is bounded too: more than 1 024 distinct rows pending flush the
+ *   interval early.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
-import type { EgressAttempt, EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
+import type { EgressAttempt, EgressLogCapped, EgressLogLine, EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
 
-export type AttemptWriter = (line: EgressAttempt) => void;
+export type AttemptWriter = (line: EgressLogLine) => void;
+
+export interface AttemptLogLimits {
+  capBytes: number;
+  intervalMs: number;
+  maxPending: number;
+}
+
+export const defaultLogLimits: AttemptLogLimits = { capBytes: 8 * 2 ** 20, intervalMs: 10_000, maxPending: 1024 };
+
+/** The cap line is at most this long (a session id is at most 128 bytes). */
+const capLineRoom = 512;
 
 /** A line writer for an open fd: one write(2) per line, so lines never interleave. */
 function fdWriter(fd: number): AttemptWriter {
@@ -30,41 +49,73 @@ export function openAttemptLog(path: string | undefined): { write: AttemptWriter
   };
 }
 
-/** Counts attempts as they end; `summary()` is the ledger's view at any moment. */
-export class SummaryCounter {
-  private readonly reached = new Map<string, EgressSummary['reached'][number]>();
-  private readonly refused = new Map<string, EgressSummary['refused'][number]>();
-  private counts = { attempts: 0, allowed: 0, denied: 0, failed: 0 };
+const lineBytes = (line: EgressLogLine) => Buffer.byteLength(JSON.stringify(line)) + 1;
 
-  constructor(private readonly session: string) {}
+/** Aggregation and the cap in front of a line writer. flush() ends the interval; close() the log. */
+export class AttemptLog {
+  private readonly pending = new Map<string, EgressAttempt>();
+  private readonly timer: NodeJS.Timeout;
+  private bytes = 0;
+  private capped = false;
+  private droppedLines = 0;
 
-  add(line: EgressAttempt): void {
-    this.counts.attempts += 1;
-    this.counts[line.decision] += 1;
-    if (line.decision === 'allowed' && line.host !== null && line.port !== null) {
-      const key = `${line.host} ${line.port}`;
-      const row = this.reached.get(key) ?? { host: line.host, port: line.port, connections: 0, bytesUp: 0, bytesDown: 0 };
-      row.connections += 1;
-      row.bytesUp += line.bytesUp;
-      row.bytesDown += line.bytesDown;
-      this.reached.set(key, row);
-      return;
-    }
-    if (line.decision === 'allowed') return;
-    const key = JSON.stringify([line.host, line.port, line.rule, line.decision]);
-    const row = this.refused.get(key) ?? { host: line.host, port: line.port, rule: line.rule, decision: line.decision, count: 0 };
-    row.count += 1;
-    this.refused.set(key, row);
+  constructor(
+    private readonly session: string,
+    private readonly write: AttemptWriter,
+    private readonly limits: AttemptLogLimits = defaultLogLimits,
+  ) {
+    this.timer = setInterval(() => this.flush(), limits.intervalMs);
+    this.timer.unref();
   }
 
-  summary(): EgressSummary {
-    const byHost = (a: { host: string | null; port: number | null }, b: { host: string | null; port: number | null }) =>
-      String(a.host).localeCompare(String(b.host)) || (a.port ?? 0) - (b.port ?? 0);
-    return {
-      session: this.session,
-      ...this.counts,
-      reached: [...this.reached.values()].map((r) => ({ ...r })).sort(byHost),
-      refused: [...this.refused.values()].map((r) => ({ ...r })).sort(byHost),
-    };
+  record(line: EgressAttempt): void {
+    if (line.decision === 'allowed') {
+      this.emit(line);
+      return;
+    }
+    const key = JSON.stringify([line.host, line.port, line.rule, line.decision]);
+    const row = this.pending.get(key);
+    if (row) {
+      row.count = (row.count ?? 1) + (line.count ?? 1);
+      row.lastTime = line.time;
+      return;
+    }
+    if (this.pending.size >= this.limits.maxPending) this.flush();
+    this.pending.set(key, { ...line });
+  }
+
+  /** Writes every pending row (the interval's end). */
+  flush(): void {
+    const rows = [...this.pending.values()];
+    this.pending.clear();
+    for (const row of rows) this.emit(row);
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.flush();
+  }
+
+  /** The summary's view of the log. */
+  state(): NonNullable<EgressSummary['log']> {
+    return { bytes: this.bytes, capBytes: this.limits.capBytes, capped: this.capped, droppedLines: this.droppedLines };
+  }
+
+  private emit(line: EgressAttempt): void {
+    if (this.capped) {
+      this.droppedLines += 1;
+      return;
+    }
+    const size = lineBytes(line);
+    if (this.bytes + size > this.limits.capBytes - capLineRoom) {
+      this.capped = true;
+      this.droppedLines += 1;
+      const cap: EgressLogCapped = { time: new Date().toISOString(), session: this.session, event: 'log-capped', capBytes: this.limits.capBytes };
+      this.bytes += lineBytes(cap);
+      this.write(cap);
+      return;
+    }
+    this.bytes += size;
+    this.write(line);
   }
 }

@@ -56,6 +56,8 @@ function readHead(client: net.Socket, timeoutMs: number): Promise<ParsedHead | {
     const onGone = () => done({ kind: 'closed' });
     const timer = setTimeout(() => done({ kind: 'invalid', reason: `no request head within ${timeoutMs} ms`, method: null }), timeoutMs);
     client.on('data', onData).on('end', onGone).on('close', onGone);
+    // The broker accepts paused (a connection may wait for the rate limit): read from here on.
+    client.resume();
   });
 }
 

@@ -1,7 +1,9 @@
 /**
  * The broker for one session: a unix socket (never TCP) in a private directory, each
- * connection one attempt (see attempt.ts), a summary kept as attempts end. stop() closes the
- * listener, ends every open attempt (each still gets its line), and removes the socket file.
+ * connection one attempt (see attempt.ts) once admitted (admission.ts: a rate limit and a cap
+ * on what is open), a bounded summary kept as attempts end (summary-counter.ts), and a capped,
+ * aggregated log (attempt-log.ts). stop() closes the listener, ends every open attempt (each
+ * still gets its line), and removes the socket file.
  */
 import { chmod, chown, lstat, stat, unlink } from 'node:fs/promises';
 import net from 'node:net';
@@ -10,10 +12,14 @@ import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared/tool-error';
 import { validateDocument } from '@agent-sandbox/shared/json-input';
 import { EgressProxyConfig, type EgressAttempt, type EgressSummary } from '@agent-sandbox/shared/validators/egress-proxy';
-import { parsePolicy } from './allowlist.js';
+import { parsePolicy, type Policy } from './allowlist.js';
 import type { HostInterfaceAddress } from './address-policy.js';
-import { handleAttempt, refuse } from './attempt.js';
-import { SummaryCounter, type AttemptWriter } from './attempt-log.js';
+import { makeAdmission } from './admission.js';
+import { handleAttempt, type AttemptContext } from './attempt.js';
+import { brokerLine, countDrops, overflowAnswer } from './overflow.js';
+import { AttemptLog, defaultLogLimits, type AttemptWriter } from './attempt-log.js';
+import { defaultRateLimit } from './rate-limit.js';
+import { SummaryCounter } from './summary-counter.js';
 import type { Resolver } from './decide.js';
 
 export interface BrokerDeps {
@@ -85,19 +91,9 @@ async function listen(server: net.Server, socketPath: string): Promise<void> {
   });
 }
 
-export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): Promise<Broker> {
-  const config = validateDocument(EgressProxyConfig, input);
-  const policy = parsePolicy(config.allow, config.deny);
-  await prepareSocketPath(config.socketPath);
-  const counter = new SummaryCounter(config.sessionId);
-  const stopping = new AbortController();
-  const sockets = new Set<net.Socket>();
-  const inFlight = new Set<Promise<void>>();
-  const record = (line: EgressAttempt) => {
-    counter.add(line);
-    deps.write(line);
-  };
-  const ctx = {
+/** What each attempt needs from the broker: its policy, resolver, timeouts, record and socket tracking. */
+function attemptContext(config: EgressProxyConfig, policy: Policy, deps: BrokerDeps, stopping: AbortController, sockets: Set<net.Socket>, record: (line: EgressAttempt) => void): AttemptContext {
+  return {
     session: config.sessionId,
     policy,
     decideDeps: { resolve: deps.resolve, hostInterfaces: deps.hostInterfaces ?? systemInterfaces, resolveTimeoutMs: deps.timeouts?.resolveMs ?? 10_000, signal: stopping.signal },
@@ -110,17 +106,37 @@ export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): P
       if (stopping.signal.aborted) socket.destroy();
     },
   };
+}
+
+export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): Promise<Broker> {
+  const config = validateDocument(EgressProxyConfig, input);
+  const policy = parsePolicy(config.allow, config.deny);
+  await prepareSocketPath(config.socketPath);
+  const counter = new SummaryCounter(config.sessionId);
+  const log = new AttemptLog(config.sessionId, deps.write, { ...defaultLogLimits, ...(config.logMaxBytes ? { capBytes: config.logMaxBytes } : {}) });
+  const rate = config.rate ?? defaultRateLimit;
+  const stopping = new AbortController();
+  const sockets = new Set<net.Socket>();
+  const inFlight = new Set<Promise<void>>();
+  const record = (line: EgressAttempt) => (counter.add(line), log.record(line));
+  const ctx = attemptContext(config, policy, deps, stopping, sockets, record);
   const max = config.maxConnections ?? defaultMaxConnections;
-  const server = net.createServer({ allowHalfOpen: true }, (client) => {
-    if (inFlight.size >= max) {
-      const none = { method: null, host: null, port: null, address: null, entry: null };
-      record({ time: new Date().toISOString(), session: config.sessionId, ...none, decision: 'denied', rule: 'too-many-connections', status: 503, bytesUp: 0, bytesDown: 0, durationMs: 0 });
-      refuse(client, 503, 'too-many-connections', `${max} attempts are open already`);
-      return;
-    }
-    const attempt = handleAttempt(client, ctx).finally(() => inFlight.delete(attempt));
-    inFlight.add(attempt);
+  const admission = makeAdmission({
+    rate,
+    max,
+    open: () => inFlight.size,
+    start: (client) => {
+      const attempt = handleAttempt(client, ctx).finally(() => inFlight.delete(attempt));
+      inFlight.add(attempt);
+    },
+    overflow: (client) => {
+      record(brokerLine(config.sessionId, 'too-many-connections', 503));
+      overflowAnswer(client, max);
+    },
   });
+  // Paused: a connection waiting for its turn is not read (handleAttempt resumes it).
+  const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: true }, (client) => admission.offer(client));
+  const drops = countDrops(server, max, (n) => record(brokerLine(config.sessionId, 'too-many-connections', null, n)));
   await listen(server, config.socketPath);
   // accept(2) failures (EMFILE under a flood) must not end the broker: the listener stays.
   server.on('error', () => undefined);
@@ -128,6 +144,7 @@ export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): P
   if (config.socketOwner) await chown(config.socketPath, config.socketOwner.uid, config.socketOwner.gid);
   const { ino } = await stat(config.socketPath);
 
+  const summary = (): EgressSummary => ({ ...counter.summary(), log: log.state(), rate: { ...rate, delayed: admission.delayed() } });
   const idle = async () => {
     while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
   };
@@ -136,12 +153,16 @@ export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): P
     (stopped ??= (async () => {
       stopping.abort();
       server.close();
+      drops.flush();
+      const waited = admission.stop();
+      if (waited > 0) record(brokerLine(config.sessionId, 'broker-stopped', null, waited));
       for (const socket of sockets) socket.destroy();
       await idle();
+      log.close();
       // Remove the socket only if it is still ours (a new broker may have taken the path).
       const now = await stat(config.socketPath).catch(() => undefined);
       if (now?.ino === ino) await unlink(config.socketPath).catch(() => undefined);
-      return counter.summary();
+      return summary();
     })());
-  return { socketPath: config.socketPath, summary: () => counter.summary(), idle, stop };
+  return { socketPath: config.socketPath, summary, idle, stop };
 }

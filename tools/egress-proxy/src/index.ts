@@ -1,6 +1,9 @@
 export { startSessionBroker, systemResolver, resolverEnvironment, type SessionBroker } from './session-broker.js';
 export { startBroker, systemInterfaces, defaultMaxConnections, type Broker, type BrokerDeps } from './broker.js';
-export { openAttemptLog, SummaryCounter, type AttemptWriter } from './attempt-log.js';
+export { openAttemptLog, AttemptLog, defaultLogLimits, type AttemptWriter, type AttemptLogLimits } from './attempt-log.js';
+export { SummaryCounter, defaultSummaryLimits, type SummaryLimits } from './summary-counter.js';
+export { TokenBucket, defaultRateLimit, type RateLimit } from './rate-limit.js';
+export { makeAdmission, type Admission, type AdmissionOptions } from './admission.js';
 export { parsePolicy, parseEntry, parseTarget, parseHost, decideTarget, hostText, defaultPort, type Policy, type Target, type Host, type NameDecision } from './allowlist.js';
 export { refuseAddress, type AddressRule, type HostInterfaceAddress } from './address-policy.js';
 export { decide, type Resolver, type Decision } from './decide.js';

@@ -144,10 +144,35 @@ export const LedgerLine = Closed(
         { description: 'written inside the container before the agent started, read after it ended: the agent could have changed it' },
       ),
     ),
+    truncated: Type.Optional(
+      Closed(
+        {
+          fields: Type.Array(Type.String(), {
+            maxItems: 21,
+            description: 'the fields cut (array items as []), at most 20 named, then "and N more"; ["*"]: only who the session was and how it ended were kept',
+          }),
+          bytes: Type.Integer({ minimum: 0, description: 'how large the line was before it was cut' }),
+        },
+        { description: 'the line was over 64 KiB and was cut to fit (arrays keep their first items, long strings their beginning)' },
+      ),
+    ),
   },
   { $id: 'agent-sandbox.ledger-line' },
 );
 export type LedgerLine = Static<typeof LedgerLine>;
+
+export const PruneOutput = Closed(
+  {
+    ok: Type.Literal(true),
+    removed: Type.Array(Type.String(), { description: 'the files removed (on a dry run: that would be removed)' }),
+    kept: Type.Integer({ minimum: 0, description: 'the per-session files kept' }),
+    bytes: Type.Integer({ minimum: 0, description: 'what the removed files took on disk' }),
+    dryRun: Type.Boolean(),
+    policy: Closed({ keep: Type.Integer({ minimum: 0 }), olderThan: Type.String(), maxBytes: Type.Integer({ minimum: 0 }) }),
+  },
+  { $id: 'agent-sandbox.prune', description: "`agent-sandbox prune`: the per-session logs (broker attempt logs, exec logs) past the retention" },
+);
+export type PruneOutput = Static<typeof PruneOutput>;
 
 export const DoctorCheck = Closed({
   name: Type.String(),

@@ -37,7 +37,19 @@ export const EgressProxyConfig = Closed(
     socketOwner: Type.Optional(
       Closed({ uid: Type.Integer({ minimum: 0 }), gid: Type.Integer({ minimum: 0 }) }, { description: 'chown the socket (the container uid)' }),
     ),
-    maxConnections: Type.Optional(Type.Integer({ minimum: 1, maximum: 65536, description: 'open attempts at once (default 512); more get 503' })),
+    maxConnections: Type.Optional(Type.Integer({ minimum: 1, maximum: 65536, description: 'attempts open or waiting for the rate limit at once (default 512); more get 503' })),
+    logMaxBytes: Type.Optional(
+      Type.Integer({ minimum: 4096, description: "the attempt log's cap in bytes (default 8 MiB); past it one log-capped line, then attempts are only counted" }),
+    ),
+    rate: Type.Optional(
+      Closed(
+        {
+          perSecond: Type.Number({ exclusiveMinimum: 0, maximum: 100000, description: 'new attempts started per second, sustained (default 50)' }),
+          burst: Type.Integer({ minimum: 1, maximum: 100000, description: 'new attempts started at once after a quiet spell (default 200)' }),
+        },
+        { description: 'a token bucket on new attempts: over it, an attempt waits (unread) for its turn' },
+      ),
+    ),
     exitWithParent: Type.Optional(
       Type.Boolean({ description: 'CLI: stop when the parent process goes away (default true: the broker dies with the session)' }),
     ),
@@ -71,10 +83,28 @@ export const EgressAttempt = Closed(
     bytesUp: Type.Integer({ minimum: 0, description: 'bytes sent to the upstream' }),
     bytesDown: Type.Integer({ minimum: 0, description: 'bytes received from the upstream' }),
     durationMs: Type.Number({ minimum: 0 }),
+    count: Type.Optional(
+      Type.Integer({ minimum: 2, description: 'refused or failed attempts this line stands for (same host, port, rule and decision in one interval); absent: 1' }),
+    ),
+    lastTime: Type.Optional(Type.String({ description: 'when the last of those attempts began (ISO 8601); the other fields are the first one\'s' })),
   },
-  { $id: 'egress-proxy.attempt', description: 'one JSON line per attempt, written when it ends' },
+  { $id: 'egress-proxy.attempt', description: 'one JSON line per attempt, written when it ends; refusals and failures aggregated per interval' },
 );
 export type EgressAttempt = Static<typeof EgressAttempt>;
+
+export const EgressLogCapped = Closed(
+  {
+    time: Type.String({ description: 'when the cap was reached (ISO 8601)' }),
+    session: Type.String(),
+    event: Type.Literal('log-capped'),
+    capBytes: Type.Integer({ minimum: 0, description: 'the cap: no line follows this one' }),
+  },
+  { $id: 'egress-proxy.log-capped', description: "the attempt log's last line once it reached its cap; later attempts are counted in the summary only" },
+);
+export type EgressLogCapped = Static<typeof EgressLogCapped>;
+
+export const EgressLogLine = Type.Union([EgressAttempt, EgressLogCapped], { $id: 'egress-proxy.log-line', description: 'a line of the attempt log' });
+export type EgressLogLine = Static<typeof EgressLogLine>;
 
 export const EgressSummary = Closed(
   {
@@ -85,11 +115,44 @@ export const EgressSummary = Closed(
     failed: Type.Integer({ minimum: 0 }),
     reached: Type.Array(
       Closed({ host: Type.String(), port: Port, connections: Type.Integer({ minimum: 1 }), bytesUp: Type.Integer(), bytesDown: Type.Integer() }),
-      { description: 'hosts reached, by host and port' },
+      { description: 'hosts reached, by host and port: the 20 with the most connections' },
     ),
     refused: Type.Array(
       Closed({ host: MaybeString, port: Type.Union([Port, Type.Null()]), rule: Type.String(), decision: EgressDecision, count: Type.Integer({ minimum: 1 }) }),
-      { description: 'denials and failed dials, by host, port and rule' },
+      { description: 'denials and failed dials, by host, port and rule: the most frequent 20' },
+    ),
+    others: Type.Optional(
+      Closed(
+        {
+          reached: Closed({ rows: Type.Integer({ minimum: 0 }), connections: Type.Integer({ minimum: 0 }) }),
+          refused: Closed({ rows: Type.Integer({ minimum: 0 }), count: Type.Integer({ minimum: 0 }) }),
+        },
+        {
+          description:
+            'what reached and refused do not name: rows (host and port, or host, port and rule) past the first 20, and their attempts. Past 1 024 distinct rows the least frequent are no longer tracked; a row dropped twice counts twice in rows',
+        },
+      ),
+    ),
+    log: Type.Optional(
+      Closed(
+        {
+          bytes: Type.Integer({ minimum: 0, description: 'bytes written to the attempt log' }),
+          capBytes: Type.Integer({ minimum: 0 }),
+          capped: Type.Boolean({ description: 'the log reached its cap; what followed is only counted here' }),
+          droppedLines: Type.Integer({ minimum: 0, description: 'lines not written past the cap' }),
+        },
+        { description: "the attempt log's size and cap" },
+      ),
+    ),
+    rate: Type.Optional(
+      Closed(
+        {
+          perSecond: Type.Number(),
+          burst: Type.Integer(),
+          delayed: Type.Integer({ minimum: 0, description: 'attempts that waited for the rate limit' }),
+        },
+        { description: 'the token bucket on new attempts' },
+      ),
     ),
   },
   { $id: 'egress-proxy.summary', description: "a session's egress: what was reached and what was refused (for the ledger)" },
