@@ -10,8 +10,10 @@
  * - a backslash is doubled, so an escape in the output always came from this function;
  * - bytes that are not valid UTF-8: `\xNN` each (from a Buffer; a JS string that held them was
  *   already decoded to U+FFFD by whoever read it, which is printable);
- * - Unicode line and paragraph separators and the bidirectional overrides (U+2028, U+2029,
- *   U+202A..U+202E, U+2066..U+2069) that reorder what the user reads: `\uNNNN`.
+ * - Unicode line and paragraph separators and the bidirectional controls that reorder what the
+ *   user reads (U+2028, U+2029; the overrides and embeddings U+202A..U+202E, the isolates
+ *   U+2066..U+2069, the marks U+200E, U+200F, U+061C): `\uNNNN`;
+ * - a lone UTF-16 surrogate in a string (node would write it as U+FFFD, hiding it): `\uNNNN`.
  *
  * One helper for everything the launcher prints that a session could have named.
  */
@@ -23,7 +25,9 @@ const hex4 = (n: number) => n.toString(16).padStart(4, '0');
 
 /** True for a code point that must not reach a terminal as it is. */
 function unsafe(cp: number): boolean {
-  return cp < 0x20 || cp === 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp === 0x2028 || cp === 0x2029 || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+  if (cp < 0x20 || cp === 0x7f || (cp >= 0x80 && cp <= 0x9f)) return true;
+  if (cp === 0x061c || cp === 0x200e || cp === 0x200f || cp === 0x2028 || cp === 0x2029) return true;
+  return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || (cp >= 0xd800 && cp <= 0xdfff);
 }
 
 function escapeCodePoint(cp: number): string {
