@@ -45,9 +45,11 @@ function componentsBeneath(root: string, target: string): string[] {
 
 /** Walks from `root` to `target` with lstat, stopping at the first link, file-in-the-way or missing component. */
 export function walkBeneath(root: string, target: string): Walked {
-  const rootStats = lstatSync(root);
-  if (rootStats.isSymbolicLink() || !rootStats.isDirectory()) throw new Error(`${root} is not a real directory`);
   const parts = componentsBeneath(root, target);
+  const rootStats = lstatOrUndefined(root);
+  // A root that is not there holds nothing; one that is a link or a file is never walked.
+  if (!rootStats) return { reached: root };
+  if (rootStats.isSymbolicLink() || !rootStats.isDirectory()) throw new Error(`${root} is not a real directory`);
   let at = root;
   for (let i = 0; i < parts.length; i += 1) {
     const next = path.join(at, parts[i]!);

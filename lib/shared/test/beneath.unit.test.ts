@@ -105,6 +105,7 @@ t.test('the root must be a real directory, and the target strictly beneath it', 
   for (const outside of [w.home, path.join(w.home, '..', 'other'), w.user, '/etc/passwd']) {
     t.throws(() => removeBeneath(w.home, outside), /is not beneath/, `${outside} is refused`);
   }
+  t.same(removeBeneath(path.join(w.base, 'none'), path.join(w.base, 'none', 'x')), { removed: false }, 'a root that is not there holds nothing');
   writeFileSync(path.join(w.home, '..name'), 'x');
   t.same(removeBeneath(w.home, path.join(w.home, '..name')), { removed: true }, 'a name that starts with two dots is beneath');
 });

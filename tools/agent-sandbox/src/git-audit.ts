@@ -8,6 +8,7 @@
  */
 import { diffNestedGit, diffRefs, finishGitView, prepareGitView, scanNestedGit, sessionOwnRefs, snapshotRefs, type NestedScan, type RefSnapshot } from '@agent-sandbox/mount-plan';
 import type { GitViewReport, MountPlanOutput, NestedGitChange, RefChange } from '@agent-sandbox/shared/schemas/mount-plan';
+import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 
 export interface GitAudit {
   refs: RefChange[];
@@ -44,10 +45,10 @@ export async function startGitSession(mounts: MountPlanOutput, workspace: string
   };
 }
 
-/** The human lines for stderr: what changed that the user should look at. */
+/** The human lines for stderr: what changed that the user should look at (every name the session chose escaped). */
 export function describeGitAudit(audit: GitAudit): string[] {
-  const lines = audit.refs.map((r) => `agent-sandbox: ref ${r.name} changed during the session: ${r.old ?? '(none)'} -> ${r.new ?? '(deleted)'}`);
-  for (const n of audit.nestedGit) lines.push(`agent-sandbox: a nested git ${n.type} was ${n.change} at ${n.path}: do not run git there before you have looked at it`);
-  if (audit.gitView?.conflicts.length) lines.push(`agent-sandbox: kept the host's ${audit.gitView.conflicts.join(', ')} (changed on the host during the session); the session's copies were dropped`);
+  const lines = audit.refs.map((r) => `agent-sandbox: ref ${forTerminal(r.name)} changed during the session: ${forTerminal(r.old ?? '(none)')} -> ${forTerminal(r.new ?? '(deleted)')}`);
+  for (const n of audit.nestedGit) lines.push(`agent-sandbox: a nested git ${n.type} was ${n.change} at ${forTerminal(n.path)}: do not run git there before you have looked at it`);
+  if (audit.gitView?.conflicts.length) lines.push(`agent-sandbox: kept the host's ${audit.gitView.conflicts.map((c) => forTerminal(c)).join(', ')} (changed on the host during the session); the session's copies were dropped`);
   return lines;
 }

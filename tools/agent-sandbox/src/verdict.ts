@@ -30,6 +30,7 @@ export interface SessionEnd {
   remote?: LedgerLine['remote'];
   work?: LedgerLine['work'];
   entrypoint?: LedgerLine['entrypoint'];
+  planted?: LedgerLine['planted'];
 }
 
 /** The identity fields every line states, as the ledger schema has them. */
@@ -57,6 +58,7 @@ export function ranLine(identity: SessionIdentity, end: SessionEnd): LedgerLine 
     ...(end.remote ? { remote: end.remote } : {}),
     ...(end.work ? { work: end.work } : {}),
     ...(end.entrypoint ? { entrypoint: end.entrypoint } : {}),
+    ...(end.planted ? { planted: end.planted } : {}),
   };
 }
 

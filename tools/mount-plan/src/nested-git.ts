@@ -33,10 +33,17 @@ export interface ScanOptions {
 
 const maxRead = 1 << 20;
 
+/**
+ * At most 1 MiB of a regular file. The session may still run while the first scan reads (it
+ * overlaps the start), and may swap a file for a link or a FIFO between the listing and the
+ * open: neither is followed (O_NOFOLLOW) nor waited on (O_NONBLOCK, then only a regular file).
+ */
 async function readBoundedOrEmpty(path: string): Promise<Buffer> {
-  const handle = await nodeFs.open(path, 'r').catch(() => undefined);
+  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = nodeFs.constants;
+  const handle = await nodeFs.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK).catch(() => undefined);
   if (!handle) return Buffer.alloc(0);
   try {
+    if (!(await handle.stat()).isFile()) return Buffer.alloc(0);
     const buffer = Buffer.alloc(maxRead);
     const { bytesRead } = await handle.read(buffer, 0, maxRead, 0);
     return buffer.subarray(0, bytesRead);
