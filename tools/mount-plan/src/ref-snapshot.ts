@@ -11,7 +11,15 @@
  * Values: an object id, `ref: <target>` for a symbolic ref, or `invalid: <first bytes>`.
  */
 import * as nodeFs from 'node:fs';
+import { bytesFromName, nameFromBytes } from '@agent-sandbox/shared/byte-names';
 import type { RefChange } from '@agent-sandbox/shared/schemas/mount-plan';
+
+/**
+ * Paths as the kernel's bytes: ref names are read as bytes and carried without loss
+ * (shared/byte-names), so a ref named with bytes that are not UTF-8 is read and reported, not
+ * skipped because its decoded name reaches no file.
+ */
+const b = (path: string) => bytesFromName(path);
 
 export interface RefSnapshot {
   commonDir: string;
@@ -44,37 +52,53 @@ export function parsePackedRefs(text: string, into: Record<string, string>): voi
   }
 }
 
-/** One ref file's value; undefined when absent or not a file. `type` from readdir saves an lstat. */
-function readLoose(path: string, type?: nodeFs.Dirent): string | undefined {
+/** The first 4 KiB of a ref file (a loose ref is one line), never through a link, never waiting. */
+function readHead(path: string): string {
+  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = nodeFs.constants;
+  const fd = nodeFs.openSync(b(path), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   try {
-    const link = type ? type.isSymbolicLink() : nodeFs.lstatSync(path).isSymbolicLink();
-    if (link) {
-      const target = nodeFs.readlinkSync(path);
+    const buffer = Buffer.alloc(4096);
+    return buffer.subarray(0, nodeFs.readSync(fd, buffer, 0, buffer.length, 0)).toString('latin1');
+  } finally {
+    nodeFs.closeSync(fd);
+  }
+}
+
+/** One ref file's value; undefined when absent or not a file. `type` from readdir saves an lstat. */
+function readLoose(path: string, type?: nodeFs.Dirent<Buffer>): string | undefined {
+  try {
+    const info = type ?? nodeFs.lstatSync(b(path));
+    if (info.isSymbolicLink()) {
+      const target = nameFromBytes(nodeFs.readlinkSync(b(path), 'buffer'));
       return target.startsWith('refs/') ? `ref: ${target}` : `invalid: symlink to ${JSON.stringify(target)}`;
     }
-    return parseLooseRef(nodeFs.readFileSync(path, 'latin1'));
+    // A FIFO (or socket, device) where a ref was expected is no ref; opening it would wait for a
+    // writer that never comes once the session is gone.
+    if (!info.isFile()) return undefined;
+    return parseLooseRef(readHead(path));
   } catch (err) {
     // Removed while we read, or a directory where a ref was expected.
-    if (errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ENOTDIR' || errnoOf(err) === 'EISDIR') return undefined;
+    if (['ENOENT', 'ENOTDIR', 'EISDIR', 'ELOOP'].includes(errnoOf(err) ?? '')) return undefined;
     throw err;
   }
 }
 
 /** Every loose ref below `dir` (a `refs/` directory), named `${prefix}<relative path>`. */
 function walkRefs(dir: string, prefix: string, into: Record<string, string>): void {
-  let entries: nodeFs.Dirent[];
+  let entries: Array<nodeFs.Dirent<Buffer>>;
   try {
-    entries = nodeFs.readdirSync(dir, { withFileTypes: true });
+    entries = nodeFs.readdirSync(b(dir), { withFileTypes: true, encoding: 'buffer' });
   } catch (err) {
     if (errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ENOTDIR') return;
     throw err;
   }
   for (const entry of entries) {
-    const path = `${dir}/${entry.name}`;
-    if (entry.isDirectory()) walkRefs(path, `${prefix}${entry.name}/`, into);
-    else if (!entry.name.endsWith('.lock')) {
+    const name = nameFromBytes(entry.name);
+    const path = `${dir}/${name}`;
+    if (entry.isDirectory()) walkRefs(path, `${prefix}${name}/`, into);
+    else if (!name.endsWith('.lock')) {
       const value = readLoose(path, entry.isFile() || entry.isSymbolicLink() ? entry : undefined);
-      if (value !== undefined) into[`${prefix}${entry.name}`] = value;
+      if (value !== undefined) into[`${prefix}${name}`] = value;
     }
   }
 }
@@ -102,7 +126,7 @@ export function snapshotRefsSync(commonDir: string): RefSnapshot {
   if (head !== undefined) refs['main-worktree/HEAD'] = head;
   let worktrees: string[] = [];
   try {
-    worktrees = nodeFs.readdirSync(`${commonDir}/worktrees`);
+    worktrees = nodeFs.readdirSync(b(`${commonDir}/worktrees`), { encoding: 'buffer' }).map(nameFromBytes);
   } catch {
     worktrees = [];
   }
