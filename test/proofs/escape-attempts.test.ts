@@ -16,6 +16,8 @@ import { gitPaths, gitPeers } from './escape/git-attacks.js';
 import { sections, titleOf, type Asserts } from './escape/probe-script.js';
 import { gitKinds, hostTargets, startAll } from './escape/runs.js';
 import type { Settled } from './escape/session-kit.js';
+import { plantCases, plantModes, type PlantCase, type PlantMode, type PlantOutcome } from './escape/planted-links.js';
+import { bytesOf, hostileNames, rawControls } from './escape/terminal-names.js';
 
 // Root: the host user is simulated with setpriv and the workspaces are handed to uid 1000;
 // cgroup v1: the attempts read and write this host's v1 cgroup files.
@@ -67,6 +69,54 @@ for (const kind of gitKinds) {
     });
   }
 }
+
+const plantTitle = (c: PlantCase, mode: PlantMode) =>
+  `a ${c.runtime} session links .codex, .claude and .config/cursor to ${c.toEtc ? '/etc' : "the host user's own"} and the entrypoint log to ${c.toEtc ? '/etc/passwd' : 'its credential'}; ${mode}: ${c.toEtc ? "/etc's files" : "the host user's files"} are byte-identical, each link is removed as a link and named in the ledger [control: the old rmSync through the link deletes the file on a copy]`;
+
+function checkPlant(tt: Asserts, c: PlantCase, o: PlantOutcome): void {
+  tt.equal(o.end.exitCode, 0, `the ${o.mode === 'normal end' ? 'session' : 'next start'} exits 0 (stderr tail: ${o.end.stderr.slice(-300)})`);
+  tt.match(o.agentStdout, /^installed-before=1$/m, `the ${c.runtime} credential was installed where the link went`);
+  tt.same(o.plants.map(([name]) => `/sandbox/home/${name}`).sort(), o.expectedPaths, 'the session planted every link');
+  for (const f of o.hostFiles) tt.equal(f.after, f.before, `${f.file}: sha256 unchanged (${f.before.slice(0, 12)})`);
+  tt.same(o.linksLeft, [], 'no link is left in the home');
+  tt.notOk(o.installedLeft, 'the installed copy is gone from the home');
+  tt.equal(o.lines.length, 1, 'one ledger line');
+  const line = o.lines[0] ?? {};
+  if (o.mode === 'normal end') tt.equal(line['reason'], 'exited', 'the session ended by itself');
+  else tt.same([line['reason'], line['evidence']?.['cause']], ['abandoned', 'the next launcher start'], 'the next launcher start swept it');
+  tt.same((line['planted']?.['named'] ?? []).map((p: { path: string }) => p.path).sort(), o.expectedPaths, 'the ledger names every planted link');
+  tt.same(line['planted']?.['named']?.map((p: { path: string; target: string }) => [p.path.slice('/sandbox/home/'.length), p.target]).sort(), [...o.plants].sort(), 'with what it pointed at');
+  tt.match(o.end.stderr, /left symbolic links where the launcher cleans up: .*removed as a link/, 'and stderr says so');
+  tt.ok(o.control.existedBefore && o.control.deleted, `control: on a copy, the old clean-up through the link deletes ${o.control.followed}`);
+}
+
+for (const c of plantCases) {
+  for (const mode of plantModes) {
+    t.test(plantTitle(c, mode), req, async (tt) => {
+      const o = unwrap(tt, await runs!.planted.get(`${c.label}/${mode}`)!);
+      if (o) checkPlant(tt, c, o);
+    });
+  }
+}
+
+t.test('names with ESC, BEL, C1 controls and bytes that are not UTF-8 (files, directories, nested repositories, refs, a planted link) reach the terminal escaped: no raw control byte on the launcher\'s stderr; a FIFO planted as a ref does not hold up the session\'s end', req, async (tt) => {
+  const o = unwrap(tt, await runs!.names);
+  if (!o) return;
+  tt.equal(o.exitCode, 0, `the session ran and ended (stderr: ${JSON.stringify(o.stderr.toString('latin1').slice(-300))})`);
+  const onDisk = (list: Buffer[], f: string) => list.some((b) => b.equals(bytesOf(f)));
+  for (const k of ['nested', 'nestedC1', 'nestedRawC1', 'nestedBad', 'dir', 'file'] as const) tt.ok(onDisk(o.onDisk, hostileNames[k]), `control: ${k} is on disk with its raw bytes`);
+  for (const k of ['ref', 'refBad'] as const) tt.ok(onDisk(o.refsOnDisk, hostileNames[k]), `control: the ${k} file is on disk with its raw bytes`);
+  tt.same(rawControls(o.stderr), [], 'no ESC, BEL, other C0, DEL, C1 or non-UTF-8 byte on stderr');
+  const text = o.stderr.toString('utf8');
+  for (const shown of [
+    'a nested git gitdir was added at n\\e]0;TITLE-SET-BY-AGENT\\a\\e[2K\\e[1Afake/.git',
+    'added at c1-\\u009b-31m/.git', 'added at raw-\\x9b-2J/.git', 'added at bad-\\xff\\xfe-utf8/.git',
+    'ref refs/heads/ref-\\e[2K\\a changed', 'ref refs/heads/ref-\\xff-x changed', 'ref refs/heads/br-\\u009b-1A changed',
+    '/sandbox/home/.codex -> /x/\\e]0;link\\a',
+  ]) tt.ok(text.includes(shown), `stderr shows ${shown}`);
+  tt.notOk(o.ledger.includes(0x1b) || o.ledger.includes(0x07), 'the ledger keeps the names JSON-escaped');
+  tt.ok(o.line?.['nestedGit']?.some((n: { path: string }) => n.path === 'n\x1b]0;TITLE-SET-BY-AGENT\x07\x1b[2K\x1b[1Afake/.git'), 'and names the repository exactly');
+});
 
 t.test('kill -9 of the launcher: the container is gone within 5 s, one "abandoned" line, nothing of the session left (credential copies, record, cidfile, parent cgroup, podman scratch directories) [peer: sandbox-runtime "should kill child processes when sandbox is terminated via SIGTERM (--die-with-parent)"]', req, async (tt) => {
   const k = unwrap(tt, await runs!.killedAlone);
@@ -134,5 +184,5 @@ t.test('a fork bomb is held at --pids 64 while the host keeps forking', req, asy
 });
 
 t.teardown(() => {
-  t.comment(`escape attempts: ${attempts.length} in the probe session, ${runs?.git.size ?? 0} git sessions, 5 lifecycle sessions, ${Math.round((Date.now() - suiteStart) / 1000)} s`);
+  t.comment(`escape attempts: ${attempts.length} in the probe session, ${runs?.git.size ?? 0} git sessions, ${runs?.planted.size ?? 0} planted-link sessions, 1 naming session, 5 lifecycle sessions, ${Math.round((Date.now() - suiteStart) / 1000)} s`);
 });

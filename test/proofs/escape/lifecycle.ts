@@ -23,7 +23,7 @@ async function runningSession(t: Teardown, label: string): Promise<{ r: SessionR
 }
 
 /** The session's sentinel: the detached shell whose argv names this session's record. */
-function sentinelPids(ws: Workspace, root: string): number[] {
+export function sentinelPids(ws: Workspace, root: string): number[] {
   const record = path.join(root, 'sessions', `${ws.id}.json`);
   return readdirSync('/proc')
     .filter((p) => /^\d+$/.test(p))

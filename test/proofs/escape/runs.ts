@@ -14,6 +14,8 @@ import { globalSysctls, readSysctl } from './attempts-kernel.js';
 import { gitPaths, hostEverydayGit, plantScript, prepareGitSession, type GitKind, type GitPath } from './git-attacks.js';
 import { addHostKey, removeHostKeys } from './host-keyring.js';
 import { diskSession, forkBombSession, killLauncher, timeoutSession } from './lifecycle.js';
+import { plantCases, plantModes, plantSession } from './planted-links.js';
+import { namesSession } from './terminal-names.js';
 import type { ProbeCtx } from './probe-context.js';
 import { probeScript, type Attempt } from './probe-script.js';
 import {
@@ -114,10 +116,14 @@ export function startAll(t: Teardown, h: Targets, attempts: Array<Attempt<ProbeC
   const slot = limiter(3);
   const git = new Map(gitKinds.flatMap((kind) => gitPaths.map(({ path: p }) => [`${kind}/${p}`, settle(slot(() => gitAttack(t, gitRoot, kind, p)))] as const)));
   const timedOut = settle(timeoutSession(t));
-  const phase1 = Promise.all([probed, timedOut, ...git.values()]);
+  // Links planted where the launcher cleans up, and names made to drive a terminal (issue 29).
+  const slot2 = limiter(2);
+  const planted = new Map(plantCases.flatMap((c) => plantModes.map((m) => [`${c.label}/${m}`, settle(slot2(() => plantSession(t, c, m)))] as const)));
+  const names = settle(slot2(() => namesSession(t)));
+  const phase1 = Promise.all([probed, timedOut, ...git.values(), ...planted.values(), names]);
   const killedAlone = settle(phase1.then(() => killLauncher(t, 'kill1', false)));
   const killedWithSentinel = settle(phase1.then(() => killLauncher(t, 'kill2', true)));
   const diskFilled = settle(phase1.then(() => diskSession(t)));
   const bombed = settle(Promise.all([killedAlone, killedWithSentinel, diskFilled]).then(() => forkBombSession(t)));
-  return { probed, git, timedOut, killedAlone, killedWithSentinel, diskFilled, bombed };
+  return { probed, git, timedOut, planted, names, killedAlone, killedWithSentinel, diskFilled, bombed };
 }
