@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { bytesFromName, nameFromBytes } from '../dist/byte-names.js';
 
 t.test('valid UTF-8 decodes as node decodes it', async (t) => {
-  for (const text of ['plain', 'café', '日本語', 'emoji 😀', 'n\x1b]0;t\x07', 'c1 \u009b']) {
+  for (const text of ['plain', 'café', '日本語', 'emoji 😀', '\u{10080} (its low surrogate is DC80)', 'n\x1b]0;t\x07', 'c1 \u009b', 'a real \ufffd']) {
     t.equal(nameFromBytes(Buffer.from(text)), text, text);
     t.same(bytesFromName(text), Buffer.from(text), `${text}: back to the same bytes`);
   }

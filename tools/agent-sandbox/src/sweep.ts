@@ -59,12 +59,15 @@ export async function removeContainer(record: Pick<SessionRecord, 'containerName
 /** The stage dir and the home's copies, beneath their own directories; the links the session planted. */
 function removeSessionFiles(record: SessionRecord, log: (line: string) => void): PlantedLink[] {
   const report = (what: string) => (err: unknown) => log(`agent-sandbox: could not remove ${what} of ${record.sessionId}: ${forTerminal((err as Error).message)}`);
+  // Only the session's own directories, whatever the record says (as the old containment check did).
+  const own = (p: string, area: string) => p.endsWith(`/${area}/${record.sessionId}`);
   try {
-    removeBeneath(path.dirname(record.stageDir), record.stageDir);
+    if (own(record.stageDir, 'secrets')) removeBeneath(path.dirname(record.stageDir), record.stageDir);
   } catch (err) {
     report('the staged credential')(err);
   }
   try {
+    if (!own(record.home, 'homes')) return [];
     const planted = scrubHome(record.home, record.installed);
     const line = describePlanted(record.sessionId, planted);
     if (line) log(line);

@@ -14,9 +14,8 @@
  * file system call gets the exact bytes back (`b()`).
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, type Dirent } from 'node:fs';
 import * as nodeFs from 'node:fs/promises';
-import { bytesFromName, nameFromBytes } from '@agent-sandbox/shared/byte-names';
+import { fsPath, readdirNames, readdirTyped, type NamedEntry } from '@agent-sandbox/shared/byte-names';
 import type { NestedGitChange } from '@agent-sandbox/shared/schemas/mount-plan';
 
 export interface NestedGit {
@@ -37,8 +36,8 @@ export interface ScanOptions {
 
 const maxRead = 1 << 20;
 
-/** The path as the kernel's bytes (paths here are built from names read as bytes). */
-const b = (path: string) => bytesFromName(path);
+/** The path as the kernel has it (paths here are built from names read without loss). */
+const b = fsPath;
 
 /**
  * At most 1 MiB of a regular file. The session may still run while the first scan reads (it
@@ -67,7 +66,12 @@ async function gitDirSignature(dir: string): Promise<string> {
     hash.update(`${name}\0${info?.isSymbolicLink() ? `link:${(await nodeFs.readlink(b(`${dir}/${name}`), 'buffer')).toString('hex')}` : ''}\0`);
     if (info?.isFile()) hash.update(await readBoundedOrEmpty(`${dir}/${name}`));
   }
-  const hooks = (await nodeFs.readdir(b(`${dir}/hooks`), { encoding: 'buffer' }).catch(() => [])).map(nameFromBytes);
+  let hooks: string[] = [];
+  try {
+    hooks = readdirNames(`${dir}/hooks`);
+  } catch {
+    // no hooks directory
+  }
   for (const hook of hooks.sort((x, y) => (x < y ? -1 : 1))) {
     const info = await nodeFs.lstat(b(`${dir}/hooks/${hook}`)).catch(() => undefined);
     hash.update(`hook\0${hook}\0${info?.size ?? 0}\0${info?.mtimeMs ?? 0}\0${info?.mode ?? 0}\0`);
@@ -75,16 +79,10 @@ async function gitDirSignature(dir: string): Promise<string> {
   return hash.digest('hex');
 }
 
-/** A directory entry: its type, and its name without loss. */
-interface Entry {
-  name: string;
-  type: Dirent<Buffer>;
-}
-
 /** Synchronous: a workspace walk is tens of thousands of directories, each a thread-pool round trip otherwise. */
-function listDir(dir: string): Entry[] {
+function listDir(dir: string): NamedEntry[] {
   try {
-    return readdirSync(b(dir), { withFileTypes: true, encoding: 'buffer' }).map((type) => ({ name: nameFromBytes(type.name), type }));
+    return readdirTyped(dir);
   } catch {
     return [];
   }

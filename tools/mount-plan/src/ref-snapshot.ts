@@ -11,7 +11,7 @@
  * Values: an object id, `ref: <target>` for a symbolic ref, or `invalid: <first bytes>`.
  */
 import * as nodeFs from 'node:fs';
-import { bytesFromName, nameFromBytes } from '@agent-sandbox/shared/byte-names';
+import { fsPath, nameFromBytes, readdirNames, readdirTyped, type NamedEntry } from '@agent-sandbox/shared/byte-names';
 import type { RefChange } from '@agent-sandbox/shared/schemas/mount-plan';
 
 /**
@@ -19,7 +19,7 @@ import type { RefChange } from '@agent-sandbox/shared/schemas/mount-plan';
  * (shared/byte-names), so a ref named with bytes that are not UTF-8 is read and reported, not
  * skipped because its decoded name reaches no file.
  */
-const b = (path: string) => bytesFromName(path);
+const b = fsPath;
 
 export interface RefSnapshot {
   commonDir: string;
@@ -65,7 +65,7 @@ function readHead(path: string): string {
 }
 
 /** One ref file's value; undefined when absent or not a file. `type` from readdir saves an lstat. */
-function readLoose(path: string, type?: nodeFs.Dirent<Buffer>): string | undefined {
+function readLoose(path: string, type?: NamedEntry['type']): string | undefined {
   try {
     const info = type ?? nodeFs.lstatSync(b(path));
     if (info.isSymbolicLink()) {
@@ -85,19 +85,18 @@ function readLoose(path: string, type?: nodeFs.Dirent<Buffer>): string | undefin
 
 /** Every loose ref below `dir` (a `refs/` directory), named `${prefix}<relative path>`. */
 function walkRefs(dir: string, prefix: string, into: Record<string, string>): void {
-  let entries: Array<nodeFs.Dirent<Buffer>>;
+  let entries: NamedEntry[];
   try {
-    entries = nodeFs.readdirSync(b(dir), { withFileTypes: true, encoding: 'buffer' });
+    entries = readdirTyped(dir);
   } catch (err) {
     if (errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ENOTDIR') return;
     throw err;
   }
-  for (const entry of entries) {
-    const name = nameFromBytes(entry.name);
+  for (const { name, type } of entries) {
     const path = `${dir}/${name}`;
-    if (entry.isDirectory()) walkRefs(path, `${prefix}${name}/`, into);
+    if (type.isDirectory()) walkRefs(path, `${prefix}${name}/`, into);
     else if (!name.endsWith('.lock')) {
-      const value = readLoose(path, entry.isFile() || entry.isSymbolicLink() ? entry : undefined);
+      const value = readLoose(path, type.isFile() || type.isSymbolicLink() ? type : undefined);
       if (value !== undefined) into[`${prefix}${name}`] = value;
     }
   }
@@ -126,7 +125,7 @@ export function snapshotRefsSync(commonDir: string): RefSnapshot {
   if (head !== undefined) refs['main-worktree/HEAD'] = head;
   let worktrees: string[] = [];
   try {
-    worktrees = nodeFs.readdirSync(b(`${commonDir}/worktrees`), { encoding: 'buffer' }).map(nameFromBytes);
+    worktrees = readdirNames(`${commonDir}/worktrees`);
   } catch {
     worktrees = [];
   }
