@@ -15,6 +15,7 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync, rmSync, type Stats } from 'node:fs';
 import path from 'node:path';
+import { nameFromBytes } from './byte-names.js';
 
 export interface Walked {
   /** The deepest path reached without following a link. */
@@ -68,7 +69,7 @@ export interface Removed {
   removed: boolean;
   /** A symbolic link met on the way (or the target itself), removed as a link: what the session planted. */
   plantedLink?: string;
-  /** What that link pointed at, as the session wrote it (never resolved, never followed). */
+  /** What that link pointed at, as the session wrote it, without loss (byte-names; never resolved, never followed). */
   linkTarget?: string;
 }
 
@@ -76,7 +77,7 @@ export interface Removed {
 function unlinkPlanted(link: string, target: string): Removed {
   let linkTarget: string | undefined;
   try {
-    linkTarget = readlinkSync(link);
+    linkTarget = nameFromBytes(readlinkSync(link, 'buffer'));
   } catch {
     // gone already, or not a link any more: nothing to say about its target
   }

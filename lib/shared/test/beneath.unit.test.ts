@@ -77,6 +77,12 @@ t.test('real files and trees are removed; a link inside a removed tree is unlink
   t.same(removeBeneath(w.home, path.join(w.home, 'missing', 'file')), { removed: false }, 'a missing path is nothing to do');
 });
 
+t.test("a link's target that is not UTF-8 is reported without loss", async (t) => {
+  const w = world(t);
+  symlinkSync(Buffer.from([0x2f, 0x78, 0x9b, 0x1b]), path.join(w.home, '.codex'));
+  t.equal(removeBeneath(w.home, path.join(w.home, '.codex', 'auth.json')).linkTarget, '/x\udc9b\x1b', 'each byte that is not UTF-8 as U+DC00+byte (shared/byte-names)');
+});
+
 t.test('clearLinkBeneath removes a planted link and keeps what is real', async (t) => {
   const w = world(t);
   mkdirSync(path.join(w.home, '.claude'));
