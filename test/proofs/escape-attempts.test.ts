@@ -14,11 +14,10 @@ import { hostAttempts, signalAttempt } from './escape/attempts-host.js';
 import { kernelAttempts } from './escape/attempts-kernel.js';
 import { mountAttempts, namespaceAttempts, networkAttempts } from './escape/attempts-network-mounts.js';
 import { gitPaths, gitPeers } from './escape/git-attacks.js';
-import type { StoreAttackOutcome } from './escape/git-store-attacks.js';
 import { sections, titleOf, type Asserts } from './escape/probe-script.js';
-import { describeRss } from './escape/floods.js';
 import { gitKinds, hostTargets, startAll } from './escape/runs.js';
 import type { Settled } from './escape/session-kit.js';
+import { floodRows, gitStoreRows, plantedRows } from './escape/seam-rows.js';
 
 // Root: the host user is simulated with setpriv and the workspaces are handed to uid 1000;
 // cgroup v1: the attempts read and write this host's v1 cgroup files; x64: they name system
@@ -72,75 +71,9 @@ for (const kind of gitKinds) {
   }
 }
 
-/** What holds after any attack on the session's git state: the host repository whole, every ref but the session's branch as it was, the ledger bounded. */
-function hostRepositoryWhole(tt: Asserts, o: StoreAttackOutcome): void {
-  tt.equal(o.fsck.exitCode, 0, `git fsck --full on the host repository is clean (${o.fsck.stderr.trim().split('\n').slice(0, 3).join(' | ')})`);
-  tt.equal(o.after.refs, o.before.refs, 'main, every other branch and every tag are unchanged, and no ref the session made exists on the host');
-  tt.ok(o.lineBytes.length > 0 && o.lineBytes.every((n) => n < 64 * 1024), `every ledger line is under 64 KiB (${o.lineBytes.join(', ')} bytes)`);
-  tt.ok(o.end.stderr.length < 16 * 1024 && (o.end.stderr.match(/refs\//g) ?? []).length <= 22, `stderr is bounded (${o.end.stderr.length} bytes, ${(o.end.stderr.match(/refs\//g) ?? []).length} ref names)`);
-}
+gitStoreRows(t, req, runs, unwrap);
+plantedRows(t, req, runs, unwrap);
 
-for (const kind of gitKinds) {
-  t.test(`${kind}: a session that deletes every object and ref it can reach (find objects -type f -delete, rm -rf refs) leaves the host repository whole [peer: Docker Sandboxes clone mode]`, req, async (tt) => {
-    const o = unwrap(tt, await runs!.store.get(`${kind}/wipe`)!);
-    if (!o) return;
-    const out = o.end.stdout;
-    tt.equal(o.end.exitCode, 0, `the session ran (stderr tail: ${o.end.stderr.slice(-300)})`);
-    tt.match(out, /^honest-commit=0$/m, 'the agent committed first');
-    tt.ok(Number(/^store-objects-before=(\d+)$/m.exec(out)?.[1]) > 0 && /^store-objects-after=0$/m.test(out), `the wipe itself succeeded inside: every object file of the git dir it sees is gone (${out.match(/store-objects-\w+=\d+/g)?.join(' ')})`);
-    tt.match(out, /^store-refs-after=0$/m, 'and every ref file');
-    tt.match(out, /Read-only file system/, "the host's own objects and refs are read-only inside");
-    tt.ok(Number(/^live-objects-after=(\d+)$/m.exec(out)?.[1]) > 0, "the host's objects are all still there, seen from inside");
-    hostRepositoryWhole(tt, o);
-    tt.equal(o.after.branch, o.before.branch, "the session's branch here stays where it was: its commit went with the objects it deleted");
-    tt.match(o.line?.['gitReturn'], { outcome: /^(none|failed)$/ }, 'the ledger says nothing came home');
-  });
-
-  t.test(`${kind}: 100 000 refs, a moved main, other branch and tag, a replace ref, a note and gc --prune=now stay in the session's store; its honest commit comes home`, req, async (tt) => {
-    const o = unwrap(tt, await runs!.store.get(`${kind}/flood`)!);
-    if (!o) return;
-    const out = o.end.stdout;
-    tt.equal(o.end.exitCode, 0, `the session ran (stderr tail: ${o.end.stderr.slice(-300)})`);
-    for (const step of ['honest-commit', 'move-main', 'move-other', 'move-tag', 'replace', 'note', 'flood', 'gc']) tt.match(out, new RegExp(`^${step}=0$`, 'm'), `${step} succeeded inside`);
-    tt.ok(Number(/^refs-inside=(\d+)$/m.exec(out)?.[1]) >= 100_000, `the session's own git for-each-ref counts ${/^refs-inside=(\d+)$/m.exec(out)?.[1]} refs`);
-    tt.match(out, /^honest-survives-gc$/m, 'its commit survived its gc --prune=now');
-    hostRepositoryWhole(tt, o);
-    tt.ok(o.honestOnBranch, "the agent's honest commit is on its branch in the host repository");
-    const r = o.line?.['gitReturn'];
-    tt.match(r, { outcome: 'fast-forward' }, 'by fast-forward');
-    tt.equal(r?.refsDropped?.named?.length, 20, 'the ledger names 20 dropped refs');
-    tt.ok(r?.refsDropped?.named?.length + r?.refsDropped?.others >= 100_004, `and counts the rest (${r?.refsDropped?.others} more)`);
-    tt.match(o.end.stderr, /ref changes outside .* were dropped: .* and \d+ more/, 'stderr says so, 20 named then a count');
-  });
-}
-
-t.test('control: the same wipe against a plain read-write bind of the objects (the layout before the store) destroys a throwaway copy', req, async (tt) => {
-  const c = unwrap(tt, await runs!.storeControl);
-  if (!c) return;
-  tt.equal(c.fsckBefore, 0, 'the copy was whole before');
-  tt.match(c.run.stdout, /wipe-objects=0/, 'the wipe ran in the container');
-  tt.not(c.fsck, 0, 'git fsck --full on the copy fails afterwards');
-  tt.not(c.mainAfter, 0, 'main names a missing object');
-});
-
-t.test('a commit, then kill -9 of the launcher and its sentinel: the next launcher start brings the commit home (linked worktree)', req, async (tt) => {
-  const k = unwrap(tt, await runs!.committedThenKilled);
-  if (!k) return;
-  tt.ok(k.committed, 'the agent committed before the kill');
-  tt.equal(k.nextStart.exitCode, 0, `the next launcher start (plan) ran (${k.nextStart.stderr.slice(-200)})`);
-  tt.ok(k.honestOnBranch, 'the commit is on the branch afterwards');
-  tt.match(k.abandoned, { reason: 'abandoned', gitReturn: { outcome: 'fast-forward', by: 'the next launcher start' } }, 'the ledger line says the next start brought it home');
-  tt.notOk(k.storeLeft, 'the store is removed once imported');
-});
-
-t.test('a commit, then kill -9 of the launcher: its sentinel brings the commit home (plain repository)', req, async (tt) => {
-  const k = unwrap(tt, await runs!.committedThenLauncherKilled);
-  if (!k) return;
-  tt.ok(k.committed, 'the agent committed before the kill');
-  tt.ok(k.honestOnBranch, 'the commit is on the branch after the next start');
-  tt.match(k.abandoned, { reason: 'abandoned', gitReturn: { outcome: 'fast-forward', by: 'its sentinel' } }, 'the ledger line says its sentinel brought it home');
-  tt.notOk(k.storeLeft, 'the store is removed once imported');
-});
 
 t.test('kill -9 of the launcher: the container is gone within 5 s, one "abandoned" line, nothing of the session left (credential copies, record, cidfile, parent cgroup, podman scratch directories) [peer: sandbox-runtime "should kill child processes when sandbox is terminated via SIGTERM (--die-with-parent)"]', req, async (tt) => {
   const k = unwrap(tt, await runs!.killedAlone);
@@ -207,41 +140,9 @@ t.test('a fork bomb is held at --pids 64 while the host keeps forking', req, asy
   tt.notOk(o.containerLeft, 'no container is left');
 });
 
-t.test('a loop of empty files under --disk 1g ends as "disk-limit" on the file ceiling (65 536), within its stated overshoot [issue 24]', req, async (tt) => {
-  const o = unwrap(tt, await runs!.filesFlooded);
-  if (!o) return;
-  const disk = o.line?.['evidence']?.['disk'] ?? {};
-  tt.equal(o.line?.['reason'], 'disk-limit', `the ledger says disk-limit (exit ${o.end.exitCode}, stderr tail: ${o.end.stderr.slice(-300)})`);
-  tt.equal(disk['exceeded'], 'files', 'the evidence says the file ceiling was the one passed');
-  tt.equal(disk['limitFiles'], 65_536, 'one file per 16 KiB of --disk 1g');
-  tt.ok(o.made >= 60_000, `control: the loop really made files (${o.made} by its last report)`);
-  tt.ok(disk['writtenBytes'] < 64 * 2 ** 20, `while the bytes stayed far below 1g (${disk['writtenBytes']})`);
-  // The stated overshoot (tools/agent-sandbox/README.md, docs/performance.md): at most a quarter of the ceiling, at the decision and after the stop.
-  tt.ok(disk['writtenFiles'] > 65_536 && disk['writtenFiles'] <= 1.25 * 65_536, `${disk['writtenFiles']} files at the decision (walk of ${disk['walkMs']} ms)`);
-  tt.ok(o.left <= 1.25 * 65_536, `${o.left} inodes left in the workspace and home after the stop`);
-  tt.comment(`files flood: ${disk['writtenFiles']} at the decision (+${disk['writtenFiles'] - 65_536}), ${o.left} left (+${o.left - 65_536}), ${disk['walks']} walks, session ${o.end.ms} ms`);
-});
+floodRows(t, req, runs, unwrap);
 
-for (const [mode, key, what] of [
-  ['distinct', 'namesFlooded', 'tens of thousands of distinct names'],
-  ['identical', 'denialsFlooded', 'one denied name'],
-] as const) {
-  t.test(`25 s of CONNECTs to ${what} leave every ledger line under 64 KiB, the attempt log under 16 MiB and the launcher under 150 MiB [issue 24]`, req, async (tt) => {
-    const o = unwrap(tt, await runs![key]);
-    if (!o) return;
-    const summary = o.lines[0]?.['egress']?.['summary'] ?? {};
-    tt.equal(o.end.exitCode, 0, `the flood ran to its end (${o.report}; stderr tail: ${o.end.stderr.slice(-300)})`);
-    tt.ok(o.sent >= 10_000, `control: ${o.sent} CONNECTs sent${mode === 'distinct' ? ', each to a new name' : ''}`);
-    tt.ok(summary['attempts'] >= 10_000, `the broker counted ${summary['attempts']} attempts (${summary['rate']?.['delayed']} paced by the rate limit)`);
-    tt.equal(o.lines.length, 1, 'one ledger line');
-    tt.ok(o.lineBytes.every((b) => b < 64 * 1024), `every ledger line under 64 KiB (${o.lineBytes.join(', ')} bytes)`);
-    tt.ok(summary['refused']?.length <= 20, `the summary names ${summary['refused']?.length} rows, then others: ${JSON.stringify(summary['others']?.['refused'])}`);
-    tt.ok(o.logBytes >= 0 && o.logBytes < 16 * 2 ** 20, `the attempt log is ${o.logBytes} bytes`);
-    tt.ok(o.rss.peakMiB > 0 && o.rss.peakMiB < 150, `the launcher's peak RSS was ${o.rss.peakMiB.toFixed(1)} MiB`);
-    tt.comment(`${mode} flood: sent ${o.sent}, counted ${summary['attempts']}, ledger line ${o.lineBytes.join(', ')} B, log ${o.logBytes} B, launcher peak ${o.rss.peakMiB.toFixed(1)} MiB, RSS MiB over time: ${describeRss(o.rss)}`);
-  });
-}
 
 t.teardown(() => {
-  t.comment(`escape attempts: ${attempts.length} in the probe session, ${runs?.git.size ?? 0} git sessions, ${runs?.store.size ?? 0} git store sessions, 7 lifecycle sessions, 3 floods, ${Math.round((Date.now() - suiteStart) / 1000)} s`);
+  t.comment(`escape attempts: ${attempts.length} in the probe session, ${runs?.git.size ?? 0} git sessions, ${runs?.store.size ?? 0} git store sessions, ${runs?.planted.size ?? 0} planted-link sessions, 1 naming session, 7 lifecycle sessions, 3 floods, ${Math.round((Date.now() - suiteStart) / 1000)} s`);
 });

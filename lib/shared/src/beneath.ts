@@ -13,8 +13,9 @@
  * saw is what the next call acts on. The root itself is the launcher's own directory and must
  * be a real directory (never a link).
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, rmSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync, rmSync, type Stats } from 'node:fs';
 import path from 'node:path';
+import { nameFromBytes } from './byte-names.js';
 
 export interface Walked {
   /** The deepest path reached without following a link. */
@@ -39,15 +40,17 @@ function lstatOrUndefined(p: string): Stats | undefined {
 /** The components of `target` below `root`; throws when it is not strictly beneath. */
 function componentsBeneath(root: string, target: string): string[] {
   const rel = path.relative(root, target);
-  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) throw new Error(`${target} is not beneath ${root}`);
+  if (rel === '' || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) throw new Error(`${target} is not beneath ${root}`);
   return rel.split(path.sep);
 }
 
 /** Walks from `root` to `target` with lstat, stopping at the first link, file-in-the-way or missing component. */
 export function walkBeneath(root: string, target: string): Walked {
-  const rootStats = lstatSync(root);
-  if (rootStats.isSymbolicLink() || !rootStats.isDirectory()) throw new Error(`${root} is not a real directory`);
   const parts = componentsBeneath(root, target);
+  const rootStats = lstatOrUndefined(root);
+  // A root that is not there holds nothing; one that is a link or a file is never walked.
+  if (!rootStats) return { reached: root };
+  if (rootStats.isSymbolicLink() || !rootStats.isDirectory()) throw new Error(`${root} is not a real directory`);
   let at = root;
   for (let i = 0; i < parts.length; i += 1) {
     const next = path.join(at, parts[i]!);
@@ -66,6 +69,20 @@ export interface Removed {
   removed: boolean;
   /** A symbolic link met on the way (or the target itself), removed as a link: what the session planted. */
   plantedLink?: string;
+  /** What that link pointed at, as the session wrote it, without loss (byte-names; never resolved, never followed). */
+  linkTarget?: string;
+}
+
+/** Unlinks a link the walk met, reporting it with what it pointed at. */
+function unlinkPlanted(link: string, target: string): Removed {
+  let linkTarget: string | undefined;
+  try {
+    linkTarget = nameFromBytes(readlinkSync(link, 'buffer'));
+  } catch {
+    // gone already, or not a link any more: nothing to say about its target
+  }
+  rmSync(link, { force: true });
+  return { removed: link === target, plantedLink: link, ...(linkTarget !== undefined ? { linkTarget } : {}) };
 }
 
 /**
@@ -75,13 +92,20 @@ export interface Removed {
  */
 export function removeBeneath(root: string, target: string): Removed {
   const walked = walkBeneath(root, target);
-  if (walked.link) {
-    rmSync(walked.link, { force: true });
-    return { removed: walked.link === target, plantedLink: walked.link };
-  }
+  if (walked.link) return unlinkPlanted(walked.link, target);
   if (!walked.stats) return { removed: false };
   rmSync(target, { recursive: true, force: true });
   return { removed: true };
+}
+
+/**
+ * Removes only a symbolic link met on the way to `target` (the target itself included), and
+ * nothing else: for paths where the launcher keeps what is real (another runtime's credential
+ * path in a home) but where a planted link would make a later step act through it.
+ */
+export function clearLinkBeneath(root: string, target: string): Removed {
+  const walked = walkBeneath(root, target);
+  return walked.link ? unlinkPlanted(walked.link, target) : { removed: false };
 }
 
 /**

@@ -8,6 +8,7 @@ import { parseArgv } from './argv.js';
 import { ExitCode } from './exit-codes.js';
 import { helpText } from './help.js';
 import { parseJsonDocument, validateDocument } from './json-input.js';
+import { forTerminal } from './terminal-text.js';
 import { ToolError, toErrorDocument } from './tool-error.js';
 import type { CommandSpec, FlagSpec, ToolSpec } from './tool-spec.js';
 
@@ -75,7 +76,7 @@ export async function main(tool: ToolSpec, argv: string[], io: MainIo): Promise<
   } catch (err) {
     const { document, exitCode } = toErrorDocument(err);
     if (exitCode === ExitCode.internal && err instanceof Error && err.stack) io.log(err.stack);
-    io.log(`${tool.name}: ${document.error.message}`);
+    io.log(`${tool.name}: ${forTerminal(document.error.message)}`);
     return { output: `${JSON.stringify(document)}\n`, exitCode };
   }
 }

@@ -8,13 +8,19 @@
  * - C0 controls, DEL and the C1 controls (U+0080..U+009F): `\a \b \t \n \v \f \r \e` where they
  *   have a name, else `\xNN` (C1 as the code point, `\u0085`);
  * - a backslash is doubled, so an escape in the output always came from this function;
- * - bytes that are not valid UTF-8: `\xNN` each (from a Buffer; a JS string that held them was
- *   already decoded to U+FFFD by whoever read it, which is printable);
- * - Unicode line and paragraph separators and the bidirectional overrides (U+2028, U+2029,
- *   U+202A..U+202E, U+2066..U+2069) that reorder what the user reads: `\uNNNN`.
+ * - bytes that are not valid UTF-8: `\xNN` each (from a Buffer, or from a string that carries
+ *   them as shared/byte-names does; a string decoded the default way holds U+FFFD instead);
+ * - Unicode line and paragraph separators and the bidirectional controls that reorder what the
+ *   user reads (U+2028, U+2029; the overrides and embeddings U+202A..U+202E, the isolates
+ *   U+2066..U+2069, the marks U+200E, U+200F, U+061C): `\uNNNN`;
+ * - a lone UTF-16 surrogate in a string (node would write it as U+FFFD, hiding it): `\uNNNN`,
+ *   but U+DC80..U+DCFF, which stand for a byte that is not UTF-8 (shared/byte-names), as that
+ *   byte, `\xNN`, exactly as from a Buffer.
  *
  * One helper for everything the launcher prints that a session could have named.
  */
+
+import { escapedByte, nameFromBytes } from './byte-names.js';
 
 const named: Record<number, string> = { 0x07: '\\a', 0x08: '\\b', 0x09: '\\t', 0x0a: '\\n', 0x0b: '\\v', 0x0c: '\\f', 0x0d: '\\r', 0x1b: '\\e', 0x5c: '\\\\' };
 
@@ -23,11 +29,15 @@ const hex4 = (n: number) => n.toString(16).padStart(4, '0');
 
 /** True for a code point that must not reach a terminal as it is. */
 function unsafe(cp: number): boolean {
-  return cp < 0x20 || cp === 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp === 0x2028 || cp === 0x2029 || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+  if (cp < 0x20 || cp === 0x7f || (cp >= 0x80 && cp <= 0x9f)) return true;
+  if (cp === 0x061c || cp === 0x200e || cp === 0x200f || cp === 0x2028 || cp === 0x2029) return true;
+  return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || (cp >= 0xd800 && cp <= 0xdfff);
 }
 
 function escapeCodePoint(cp: number): string {
   if (named[cp] !== undefined) return named[cp]!;
+  const byte = escapedByte(cp);
+  if (byte !== undefined) return `\\x${hex2(byte)}`;
   if (cp < 0x80) return `\\x${hex2(cp)}`;
   return `\\u${hex4(cp)}`;
 }
@@ -42,40 +52,7 @@ function quoteString(text: string): string {
   return out;
 }
 
-/** The length of the valid UTF-8 sequence starting at `i`, or 0 when it is not one. */
-function utf8Length(bytes: Uint8Array, i: number): number {
-  const b = bytes[i]!;
-  const need = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
-  if (need <= 1) return need;
-  if (i + need > bytes.length) return 0;
-  for (let k = 1; k < need; k += 1) if ((bytes[i + k]! & 0xc0) !== 0x80) return 0;
-  const second = bytes[i + 1]!;
-  // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8.
-  if (b === 0xe0 && second < 0xa0) return 0;
-  if (b === 0xed && second >= 0xa0) return 0;
-  if (b === 0xf0 && second < 0x90) return 0;
-  if (b === 0xf4 && second >= 0x90) return 0;
-  return need;
-}
-
-/** Raw bytes (a file name as the kernel returned it): invalid UTF-8 shown byte by byte. */
-function quoteBytes(bytes: Uint8Array): string {
-  let out = '';
-  let i = 0;
-  while (i < bytes.length) {
-    const n = utf8Length(bytes, i);
-    if (n === 0) {
-      out += `\\x${hex2(bytes[i]!)}`;
-      i += 1;
-      continue;
-    }
-    out += quoteString(Buffer.from(bytes.subarray(i, i + n)).toString('utf8'));
-    i += n;
-  }
-  return out;
-}
-
 /** `text` as it may be printed on a terminal: controls and invalid UTF-8 escaped, nothing dropped. */
 export function forTerminal(text: string | Uint8Array): string {
-  return typeof text === 'string' ? quoteString(text) : quoteBytes(text);
+  return quoteString(typeof text === 'string' ? text : nameFromBytes(text));
 }

@@ -17,6 +17,8 @@ import { killAfterCommit, storeAttack, storeAttacks, wipeWithSharedObjects } fro
 import { addHostKey, removeHostKeys } from './host-keyring.js';
 import { egressFlood, filesFlood } from './floods.js';
 import { diskSession, forkBombSession, killLauncher, timeoutSession } from './lifecycle.js';
+import { plantCases, plantModes, plantSession } from './planted-links.js';
+import { namesSession } from './terminal-names.js';
 import type { ProbeCtx } from './probe-context.js';
 import { probeScript, type Attempt } from './probe-script.js';
 import {
@@ -133,7 +135,11 @@ export function startAll(t: Teardown, h: Targets, attempts: Array<Attempt<ProbeC
   const store = new Map(gitKinds.flatMap((kind) => storeAttacks.map((a) => [`${kind}/${a}`, settle(slot(() => storeAttack(t, storeRoot, kind, a)))] as const)));
   const storeControl = settle(storeRoot.then((r) => wipeWithSharedObjects(t, r)));
   const timedOut = settle(timeoutSession(t));
-  const phase1 = Promise.all([probed, timedOut, storeControl, ...git.values(), ...store.values()]);
+  // Links planted where the launcher cleans up, and names made to drive a terminal (issue 29).
+  const slot2 = limiter(2);
+  const planted = new Map(plantCases.flatMap((c) => plantModes.map((m) => [`${c.label}/${m}`, settle(slot2(() => plantSession(t, c, m)))] as const)));
+  const names = settle(slot2(() => namesSession(t)));
+  const phase1 = Promise.all([probed, timedOut, storeControl, ...git.values(), ...store.values(), ...planted.values(), names]);
   const killedAlone = settle(phase1.then(() => killLauncher(t, 'kill1', false)));
   const killedWithSentinel = settle(phase1.then(() => killLauncher(t, 'kill2', true)));
   const committedThenKilled = settle(phase1.then(async () => killAfterCommit(t, await sessionRoot(t, 'kill3'), 'linked worktree', true)));
@@ -144,5 +150,5 @@ export function startAll(t: Teardown, h: Targets, attempts: Array<Attempt<ProbeC
   const filesFlooded = settle(bombed.then(() => filesFlood(t)));
   const namesFlooded = settle(filesFlooded.then(() => egressFlood(t, 'distinct')));
   const denialsFlooded = settle(namesFlooded.then(() => egressFlood(t, 'identical')));
-  return { probed, git, store, storeControl, timedOut, killedAlone, killedWithSentinel, committedThenKilled, committedThenLauncherKilled, diskFilled, bombed, filesFlooded, namesFlooded, denialsFlooded };
+  return { probed, git, store, storeControl, timedOut, planted, names, killedAlone, killedWithSentinel, committedThenKilled, committedThenLauncherKilled, diskFilled, bombed, filesFlooded, namesFlooded, denialsFlooded };
 }

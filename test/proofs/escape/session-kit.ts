@@ -105,11 +105,12 @@ function removeAtTeardown(t: Teardown, id: string): void {
   madeIds.add(id);
 }
 
+/** codex unless `extra` names a runtime. */
 export function sessionFlags(r: SessionRoot, ws: Workspace, extra: string[] = []): string[] {
-  return ['--runtime', 'codex', '--workspace', ws.id, '--root', r.root, '--ledger', ws.ledger, ...extra];
+  return [...(extra.includes('--runtime') ? [] : ['--runtime', 'codex']), '--workspace', ws.id, '--root', r.root, '--ledger', ws.ledger, ...extra];
 }
 
-function launcherEnv(r: SessionRoot): Record<string, string> {
+export function launcherEnv(r: SessionRoot): Record<string, string> {
   return { HOME: r.hostHome, PATH: process.env['PATH'] ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
 }
 

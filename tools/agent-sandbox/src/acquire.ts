@@ -5,7 +5,9 @@
  * egress broker (the session's only way out), the parent cgroup. A refusal at any step after staging leaves nothing. (The lock, the record and the
  * sentinel are the launcher's: they outlive these, until the ledger line is written.)
  */
-import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { removeBeneath } from '@agent-sandbox/shared/beneath';
+import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import { prepareAttribution, untilParentEmpty, type Attribution } from '@agent-sandbox/podman-attrib';
 import { stageCredentials } from '@agent-sandbox/cred-stage';
 import type { CredStageStageInput } from '@agent-sandbox/shared/schemas/cred-stage';
@@ -15,12 +17,14 @@ import { startEgress, type EgressPlan, type RunningEgress } from './egress.js';
 import { stageCaFile } from './ca-file.js';
 import type { SessionLayout } from './layout.js';
 import { reach, type FaultHooks } from './faults.js';
-import { prepareHome, scrubInstalled } from './session-home.js';
+import { prepareHome, scrubHome, type PlantedLink } from './session-home.js';
 
 export interface Acquired {
   prepared: Attribution;
   git: GitSession;
   egress: RunningEgress;
+  /** Links the session planted on the home's clean-up paths, removed as links: filled by release(). */
+  planted: PlantedLink[];
   /** Gives back what was taken, in reverse order; idempotent, never throws. */
   release(): Promise<void>;
 }
@@ -45,24 +49,26 @@ export interface AcquireInput {
 export async function acquire(input: AcquireInput): Promise<Acquired> {
   const { layout } = input;
   const undo: (() => unknown)[] = [];
+  const planted: PlantedLink[] = [];
   const release = async () => {
     while (undo.length > 0) {
       try {
         await undo.pop()!();
       } catch (err) {
-        input.log(`agent-sandbox: cleanup: ${(err as Error).message}`);
+        input.log(`agent-sandbox: cleanup: ${forTerminal((err as Error).message)}`);
       }
     }
   };
   try {
     await reach(input.faults, 'staging');
-    undo.push(() => rmSync(layout.stageDir, { recursive: true, force: true }));
+    // Beneath <root>/secrets, never through a link (it is mounted read-only, so none is expected).
+    undo.push(() => removeBeneath(path.dirname(layout.stageDir), layout.stageDir));
     await stageCredentials(input.stageInput, { env: input.env });
     // --ca-file's checked bytes, beside the credential copy (removed with the stage dir).
     if (input.egress.ca) await stageCaFile(input.egress.ca);
     await reach(input.faults, 'staged');
     prepareHome(layout.home, process.geteuid?.() ?? 0);
-    undo.push(() => scrubInstalled(input.installed));
+    undo.push(() => planted.push(...scrubHome(layout.home, input.installed)));
     const git = await startGitSession(input.mounts, layout.workspace, layout.sessionId, input.log);
     undo.push(() => git.finish());
     const egress = await startEgress(input.egress, layout.sessionId);
@@ -76,7 +82,7 @@ export async function acquire(input: AcquireInput): Promise<Acquired> {
     });
     input.onParent?.(prepared.cgroupParent, prepared.cidfile);
     await git.ready();
-    return { prepared, git, egress, release };
+    return { prepared, git, egress, planted, release };
   } catch (err) {
     await release();
     throw err;

@@ -11,6 +11,7 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { ExitCode } from '@agent-sandbox/shared';
+import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import { crypto } from '@agent-sandbox/shared/builtins';
 import type { RunHooks } from '@agent-sandbox/sandbox-run';
 import { execWithHandoff, realDeps } from '@agent-sandbox/nnp-probe';
@@ -19,7 +20,8 @@ import { describeGitAudit, type GitAudit } from './git-audit.js';
 import { describeEgress, egressSocketDir } from './egress.js';
 import { sessionEnd } from './session-end.js';
 import type { EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
-import { entrypointLogPath, takeEntrypointLog } from './entrypoint-log.js';
+import { clearEntrypointLog, takeEntrypointLog, type TakenLog } from './entrypoint-log.js';
+import { describePlanted } from './session-home.js';
 import { openExecLog } from './exec-log.js';
 import type { SessionIdentity } from './compose.js';
 import { reach } from './faults.js';
@@ -95,7 +97,7 @@ export function refuseRequest(request: LaunchRequest, err: unknown, io: LaunchIo
 function refuse(identity: SessionIdentity, err: unknown, targets: { ledgerFile: string; resultFile?: string }, io: LaunchIo): number {
   const { line, exitCode, message } = refusedLine(identity, err, { ...(io.remote ? { remote: io.remote } : {}), ...(io.work ? { work: io.work } : {}) });
   if (exitCode === ExitCode.internal && err instanceof Error && err.stack) io.log(err.stack);
-  io.log(`agent-sandbox: ${message}`);
+  io.log(`agent-sandbox: ${forTerminal(message)}`);
   const written = recordVerdict(targets, line, io.log);
   io.onVerdict?.(written);
   return exitCode;
@@ -200,14 +202,14 @@ async function runPrepared(
   let audit: GitAudit;
   let egress: EgressSummary | undefined;
   let logPath: string | undefined;
-  let entrypoint: ReturnType<typeof takeEntrypointLog>;
+  let taken: TakenLog;
   try {
     if (request.mode === 'exec') {
       logPath = openExecLog(request.logDir, plan.layout.sessionId);
       io.printStdout(`${logPath}\n`);
     }
     io.progress(`agent-sandbox: starting session ${plan.layout.sessionId}`);
-    rmSync(entrypointLogPath(plan.layout.home), { force: true, recursive: true });
+    clearEntrypointLog(plan.layout.home);
     run = await runSession(plan, acquired, prepared.facts, {
       stdio: stdioFor(request, logPath),
       env: io.env,
@@ -220,14 +222,18 @@ async function runPrepared(
     audit = await acquired.git.finish();
     egress = await acquired.egress.stop();
   } finally {
-    entrypoint = takeEntrypointLog(plan.layout.home);
+    taken = takeEntrypointLog(plan.layout.home);
     await acquired.release();
   }
+  const { entrypoint } = taken;
+  const planted = [...taken.planted, ...acquired.planted];
   for (const line of [...describeGitAudit(audit), ...describeEgress(egress)]) io.log(line);
-  if (run.stopped) io.log(`agent-sandbox: session ${plan.layout.sessionId} was stopped: ${run.stopped}`);
+  const plantedLine = describePlanted(plan.layout.sessionId, planted);
+  if (plantedLine) io.log(plantedLine);
+  if (run.stopped) io.log(`agent-sandbox: session ${plan.layout.sessionId} was stopped: ${forTerminal(run.stopped)}`);
   return {
     exitCode: run.exitCode,
-    end: sessionEnd(run, audit, plan, { noNewPrivs, ...(egress ? { egress } : {}), ...(logPath ? { logPath } : {}), ...(entrypoint ? { entrypoint } : {}), ...(io.remote ? { remote: io.remote } : {}), ...(io.work ? { work: io.work } : {}) }),
+    end: sessionEnd(run, audit, plan, { noNewPrivs, planted, ...(egress ? { egress } : {}), ...(logPath ? { logPath } : {}), ...(entrypoint ? { entrypoint } : {}), ...(io.remote ? { remote: io.remote } : {}), ...(io.work ? { work: io.work } : {}) }),
   };
 }
 

@@ -4,6 +4,7 @@
  * ledger line here records it (host, remote verdict) as this launch's one line.
  */
 import { ExitCode, ToolError } from '@agent-sandbox/shared';
+import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import type { HostEntry, LedgerLine, SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { SessionIdentity } from './compose.js';
 import type { LaunchIo } from './launch-io.js';
@@ -78,7 +79,7 @@ async function dispatch(request: LaunchRequest, host: HostEntry, io: LaunchIo, i
   const v = (result.verdict ?? {}) as Partial<LedgerLine>;
   const transfer = work ? await bringBack(work, host, result.verdict ? v : undefined) : undefined;
   if (transfer?.fetched === 'fast-forward') io.progress(`agent-sandbox: ${transfer.branch} advanced to ${transfer.returned?.tip.slice(0, 12)} with the session's commits`);
-  if (transfer?.message) io.log(`agent-sandbox: ${transfer.message}`);
+  if (transfer?.message) io.log(`agent-sandbox: ${forTerminal(transfer.message)}`);
   const exitCode = result.exitCode === 255 && v.exitCode !== undefined ? v.exitCode : result.exitCode;
   const line = ranLine(
     { ...identity, account: v.account ?? identity.account, containment: v.containment ?? null, ...(v.limits ? { limits: v.limits } : {}) },

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { filesForDisk, parseDuration, parseSize } from '@agent-sandbox/shared/limits';
 import { podmanEnv } from '@agent-sandbox/shared/podman';
+import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import type { PodmanAttribOutput } from '@agent-sandbox/shared/schemas/podman-attrib';
 import { attributeEnd, killContainerNow, startSampler } from '@agent-sandbox/podman-attrib';
 import { runPlan, type RunFacts, type RunHooks } from '@agent-sandbox/sandbox-run';
@@ -84,7 +85,7 @@ function stopSources(plan: SessionPlan, io: RunIo, killNow: () => void) {
   const stop = new AbortController();
   const abort = (reason: string) => {
     if (!stop.signal.aborted) {
-      io.log(`agent-sandbox: stopping session ${plan.identity.sessionId}: ${reason}`);
+      io.log(`agent-sandbox: stopping session ${plan.identity.sessionId}: ${forTerminal(reason)}`);
       stop.abort(reason);
     }
   };

@@ -9,6 +9,7 @@ import type { GitAudit } from './git-audit.js';
 import type { SessionRun } from './run-session.js';
 import type { SessionEnd } from './verdict.js';
 import { caRecord } from './ca-file.js';
+import { plantedField, type PlantedLink } from './session-home.js';
 
 export interface EndContext {
   noNewPrivs: boolean;
@@ -17,6 +18,8 @@ export interface EndContext {
   work?: SessionEnd['work'];
   logPath?: string;
   remote?: Record<string, unknown>;
+  /** Links the session planted on the launcher's clean-up paths (removed as links). */
+  planted?: PlantedLink[];
 }
 
 export function sessionEnd(run: SessionRun, audit: GitAudit, plan: SessionPlan, context: EndContext): SessionEnd {
@@ -49,5 +52,6 @@ export function sessionEnd(run: SessionRun, audit: GitAudit, plan: SessionPlan, 
     ...(context.entrypoint ? { entrypoint: context.entrypoint } : {}),
     ...(context.remote ? { remote: context.remote } : {}),
     ...(context.work ? { work: context.work } : {}),
+    ...(context.planted?.length ? { planted: plantedField(context.planted) } : {}),
   };
 }

@@ -8,6 +8,7 @@ import { createReadStream, createWriteStream, mkdtempSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import type { HostEntry, HostSsh, SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import type { ReturnRequest } from '@agent-sandbox/shared/schemas/workspace';
 import { ToolError } from '@agent-sandbox/shared';
 
@@ -103,7 +104,7 @@ export async function dispatchOverSsh(
           try {
             verdict = JSON.parse(line.slice(receiverVerdictTag.length)) as Record<string, unknown>;
           } catch {
-            io.stderr(line);
+            io.stderr(forTerminal(line));
           }
         } else {
           tail.push(line);

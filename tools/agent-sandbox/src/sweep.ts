@@ -4,12 +4,15 @@
  * command). Removed: the container, the git store (finished as after any session: the
  * session's branch comes home through the same checked import), the staged credential copy, the copies installed in the home, the parent cgroup, the record and
  * the lock. The session's one ledger line is written
- * with reason "abandoned", unless the launcher wrote its own before it died.
+ * with reason "abandoned", unless the launcher wrote its own before it died. What lies under a
+ * directory the session could write is removed beneath it, never through a link (session-home).
  */
 import { closeSync, existsSync, openSync, readSync, readdirSync, rmSync, statSync, fstatSync } from 'node:fs';
 import path from 'node:path';
 import { runPodman, sweepScratchDirs } from '@agent-sandbox/shared/podman';
 import { processAlive } from '@agent-sandbox/shared/process-alive';
+import { removeBeneath } from '@agent-sandbox/shared/beneath';
+import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import { sweepStaleParents } from '@agent-sandbox/podman-attrib';
 import { finishGitStore } from '@agent-sandbox/mount-plan';
 import type { GitReturn } from '@agent-sandbox/shared/schemas/mount-plan';
@@ -19,6 +22,7 @@ import type { SessionRecord } from './session-record.js';
 import { sessionsDir } from './layout.js';
 import { rotatedLedger } from './ledger-rotate.js';
 import { recordVerdict } from './verdict.js';
+import { describePlanted, plantedField, scrubHome, type PlantedLink } from './session-home.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -55,11 +59,26 @@ export async function removeContainer(record: Pick<SessionRecord, 'containerName
   }
 }
 
-/** A path from a record, removed only when it lies under the session's own root. */
-function removeUnder(root: string, target: string): void {
-  const rel = path.relative(root, target);
-  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return;
-  rmSync(target, { recursive: true, force: true });
+/** The stage dir and the home's copies, beneath their own directories; the links the session planted. */
+function removeSessionFiles(record: SessionRecord, log: (line: string) => void): PlantedLink[] {
+  const report = (what: string) => (err: unknown) => log(`agent-sandbox: could not remove ${what} of ${record.sessionId}: ${forTerminal((err as Error).message)}`);
+  // Only the session's own directories, whatever the record says (as the old containment check did).
+  const own = (p: string, area: string) => p.endsWith(`/${area}/${record.sessionId}`);
+  try {
+    if (own(record.stageDir, 'secrets')) removeBeneath(path.dirname(record.stageDir), record.stageDir);
+  } catch (err) {
+    report('the staged credential')(err);
+  }
+  try {
+    if (!own(record.home, 'homes')) return [];
+    const planted = scrubHome(record.home, record.installed);
+    const line = describePlanted(record.sessionId, planted);
+    if (line) log(line);
+    return planted;
+  } catch (err) {
+    report('the installed credential copies')(err);
+    return [];
+  }
 }
 
 /** The session's git store, finished by `by` (its branch home, the store removed); what came home, for the line. */
@@ -79,10 +98,9 @@ export async function sweepRecord(record: SessionRecord, root: string, lock: Hel
   try {
     await removeContainer(record).catch((err: Error) => log(`agent-sandbox: could not remove container ${record.containerName}: ${err.message}`));
     const gitReturn = finishStore(root, record.sessionId, cause, log);
-    removeUnder(root, record.stageDir);
+    const planted = removeSessionFiles(record, log);
     if (record.cidfile && /\/agent-sandbox-[^/]+\.cid$/.test(record.cidfile)) rmSync(record.cidfile, { force: true });
     if (record.egressDir && /\/agent-sandbox\/egress\/[^/]+$/.test(record.egressDir)) rmSync(record.egressDir, { recursive: true, force: true });
-    for (const file of record.installed) removeUnder(record.home, file);
     try {
       sweepStaleParents({});
     } catch {
@@ -108,6 +126,7 @@ export async function sweepRecord(record: SessionRecord, root: string, lock: Hel
           evidence: { cause },
           peak: null,
           ...(gitReturn ? { gitReturn } : {}),
+          ...(planted.length > 0 ? { planted: plantedField(planted) } : {}),
         },
         log,
       );

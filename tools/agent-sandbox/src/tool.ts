@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { isTerminal, processIo, runTool, writeStdout, type CommandSpec, type RunContext, type ToolSpec } from '@agent-sandbox/shared';
 import { crypto } from '@agent-sandbox/shared/builtins';
+import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import { doctorCommand, hostsCommand, kubeCommand, planCommand } from './commands.js';
 import type { SessionIdentity } from './compose.js';
 import { defaultRegistryPath } from './hosts.js';
@@ -57,7 +58,7 @@ function refuseUsage(err: unknown, ctx: RunContext): number {
     startedAt: new Date().toISOString(),
   };
   const { line, exitCode, message } = refusedLine(identity, err);
-  ctx.log(`agent-sandbox: ${message}`);
+  ctx.log(`agent-sandbox: ${forTerminal(message)}`);
   const ledgerFile = absolute('ledger') ?? defaultLedgerPath(ctx.env, homeOf(ctx.env));
   recordVerdict({ ledgerFile, ...(absolute('resultFile') ? { resultFile: absolute('resultFile')! } : {}) }, { ...line, runtime: opt('runtime') ?? 'unknown', limits: null }, ctx.log);
   return exitCode;

@@ -31,6 +31,7 @@ export interface SessionEnd {
   remote?: LedgerLine['remote'];
   work?: LedgerLine['work'];
   entrypoint?: LedgerLine['entrypoint'];
+  planted?: LedgerLine['planted'];
 }
 
 /** The identity fields every line states, as the ledger schema has them. */
@@ -58,6 +59,7 @@ export function ranLine(identity: SessionIdentity, end: SessionEnd): LedgerLine 
     ...(end.remote ? { remote: end.remote } : {}),
     ...(end.work ? { work: end.work } : {}),
     ...(end.entrypoint ? { entrypoint: end.entrypoint } : {}),
+    ...(end.planted ? { planted: end.planted } : {}),
   };
 }
 

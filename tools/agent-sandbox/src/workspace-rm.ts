@@ -5,9 +5,10 @@
  * work is on it. Refused: uncommitted work without --force (80, naming the paths), a busy
  * workspace (92), a workspace without a record (80: it was made by hand; remove it by hand).
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
+import { removeBeneath } from '@agent-sandbox/shared/beneath';
 import { guardPath } from '@agent-sandbox/path-guard';
 import type { WorkspaceRmOutput } from '@agent-sandbox/shared/schemas/workspace';
 import { revokeCommonDir } from './git-grant.js';
@@ -26,6 +27,11 @@ export interface WorkspaceRmInput {
 /** What dispatch keeps per workspace on a node (receive-work.ts). */
 export function dispatchFilesOf(root: string, id: string): string[] {
   return [path.join(root, 'incoming', `${id}.bundle`), path.join(root, 'outgoing', `${id}.bundle`), path.join(root, 'outgoing', `${id}.json`)];
+}
+
+/** Removes a path of the workspace beneath its own directory of the root: a link (which a session may have left) is removed as a link. */
+function removeOwn(target: string): boolean {
+  return removeBeneath(path.dirname(target), target).removed;
 }
 
 function refuseUncommitted(id: string, paths: string[]): never {
@@ -60,15 +66,12 @@ export async function workspaceRm(input: WorkspaceRmInput): Promise<WorkspaceRmO
         discarded = paths.length;
       }
       runGit({ gitDir: record.commonDir }, ['worktree', 'remove', '--force', '--force', layout.workspace], { allowFail: true });
-      rmSync(layout.workspace, { recursive: true, force: true });
+      removeOwn(layout.workspace);
       removed.push(layout.workspace);
     }
     runGit({ gitDir: record.commonDir }, ['worktree', 'prune'], { allowFail: true });
     for (const dir of [layout.home, layout.stageDir, ...dispatchFilesOf(root, id)]) {
-      if (existsSync(dir)) {
-        rmSync(dir, { recursive: true, force: true });
-        removed.push(dir);
-      }
+      if (removeOwn(dir)) removed.push(dir);
     }
     removeWorkspaceRecord(root, id);
     removed.push(recordFileOf(root, id));

@@ -12,7 +12,8 @@
  * configuration, and a session that runs `npm install` would otherwise list thousands.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, type Dirent } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync } from 'node:fs';
+import { fsPath, type NamedEntry } from '@agent-sandbox/shared/byte-names';
 import { boundedList } from '@agent-sandbox/shared/bounded-list';
 import type { HostRunChange, HostRunReport } from '@agent-sandbox/shared/schemas/mount-plan';
 import { clip } from './store-refs.js';
@@ -44,7 +45,7 @@ const maxRead = 1 << 20;
 function readBounded(path: string): { data: Buffer; mode: number } | undefined {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openSync(fsPath(path), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return undefined;
   }
@@ -59,9 +60,9 @@ function readBounded(path: string): { data: Buffer; mode: number } | undefined {
 }
 
 /** What a host tool takes from the file: its content (a package.json: only its scripts), its mode, or a link's target. */
-export function hostRunSignature(path: string, entry: Dirent): string | undefined {
-  if (entry.isSymbolicLink()) return `link:${readlinkSync(path)}`;
-  if (!entry.isFile()) return undefined;
+export function hostRunSignature(path: string, entry: NamedEntry): string | undefined {
+  if (entry.type.isSymbolicLink()) return `link:${readlinkSync(fsPath(path), 'buffer').toString('hex')}`;
+  if (!entry.type.isFile()) return undefined;
   const read = readBounded(path);
   if (!read) return undefined;
   const { data } = read;

@@ -9,10 +9,13 @@
  *
  * So the launcher scans before and after the session and reports what is new or changed
  * (diffNestedGit). No symlink is followed; the workspace's own top-level `.git` is skipped.
+ * Names are read as bytes and carried without loss (shared/byte-names): a directory named with
+ * bytes that are not UTF-8 is walked like any other, so such a name hides no repository. Every
+ * file system call gets the exact bytes back (`b()`).
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, type Dirent } from 'node:fs';
 import * as nodeFs from 'node:fs/promises';
+import { fsPath, readdirNames, readdirTyped, type NamedEntry } from '@agent-sandbox/shared/byte-names';
 import type { NestedGitChange } from '@agent-sandbox/shared/schemas/mount-plan';
 import { walkBeneath } from '@agent-sandbox/shared/beneath';
 import { hostRunSignature, isHostRunPath, type HostRunFile } from './host-run.js';
@@ -35,10 +38,20 @@ export interface ScanOptions {
 
 const maxRead = 1 << 20;
 
+/** The path as the kernel has it (paths here are built from names read without loss). */
+const b = fsPath;
+
+/**
+ * At most 1 MiB of a regular file. The session may still run while the first scan reads (it
+ * overlaps the start), and may swap a file for a link or a FIFO between the listing and the
+ * open: neither is followed (O_NOFOLLOW) nor waited on (O_NONBLOCK, then only a regular file).
+ */
 async function readBoundedOrEmpty(path: string): Promise<Buffer> {
-  const handle = await nodeFs.open(path, 'r').catch(() => undefined);
+  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = nodeFs.constants;
+  const handle = await nodeFs.open(b(path), O_RDONLY | O_NOFOLLOW | O_NONBLOCK).catch(() => undefined);
   if (!handle) return Buffer.alloc(0);
   try {
+    if (!(await handle.stat()).isFile()) return Buffer.alloc(0);
     const buffer = Buffer.alloc(maxRead);
     const { bytesRead } = await handle.read(buffer, 0, maxRead, 0);
     return buffer.subarray(0, bytesRead);
@@ -51,22 +64,27 @@ async function readBoundedOrEmpty(path: string): Promise<Buffer> {
 async function gitDirSignature(dir: string): Promise<string> {
   const hash = createHash('sha256');
   for (const name of ['config', 'commondir', 'config.worktree', 'HEAD']) {
-    const info = await nodeFs.lstat(`${dir}/${name}`).catch(() => undefined);
-    hash.update(`${name}\0${info?.isSymbolicLink() ? `link:${await nodeFs.readlink(`${dir}/${name}`)}` : ''}\0`);
+    const info = await nodeFs.lstat(b(`${dir}/${name}`)).catch(() => undefined);
+    hash.update(`${name}\0${info?.isSymbolicLink() ? `link:${(await nodeFs.readlink(b(`${dir}/${name}`), 'buffer')).toString('hex')}` : ''}\0`);
     if (info?.isFile()) hash.update(await readBoundedOrEmpty(`${dir}/${name}`));
   }
-  const hooks = await nodeFs.readdir(`${dir}/hooks`, { withFileTypes: true }).catch(() => []);
-  for (const hook of hooks.sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    const info = await nodeFs.lstat(`${dir}/hooks/${hook.name}`).catch(() => undefined);
-    hash.update(`hook\0${hook.name}\0${info?.size ?? 0}\0${info?.mtimeMs ?? 0}\0${info?.mode ?? 0}\0`);
+  let hooks: string[] = [];
+  try {
+    hooks = readdirNames(`${dir}/hooks`);
+  } catch {
+    // no hooks directory
+  }
+  for (const hook of hooks.sort((x, y) => (x < y ? -1 : 1))) {
+    const info = await nodeFs.lstat(b(`${dir}/hooks/${hook}`)).catch(() => undefined);
+    hash.update(`hook\0${hook}\0${info?.size ?? 0}\0${info?.mtimeMs ?? 0}\0${info?.mode ?? 0}\0`);
   }
   return hash.digest('hex');
 }
 
 /** Synchronous: a workspace walk is tens of thousands of directories, each a thread-pool round trip otherwise. */
-function listDir(dir: string): Dirent[] {
+function listDir(dir: string): NamedEntry[] {
   try {
-    return readdirSync(dir, { withFileTypes: true });
+    return readdirTyped(dir);
   } catch {
     return [];
   }
@@ -116,17 +134,16 @@ export async function scanNestedGit(workspace: string, options: ScanOptions = {}
       const child = `${workspace}/${childRel}`;
       if (entry.name === '.git') {
         if (rel === '') continue;
-        if (entry.isSymbolicLink()) entries.push({ path: childRel, type: 'symlink', signature: await nodeFs.readlink(child) });
-        else if (entry.isDirectory()) {
+        if (entry.type.isSymbolicLink()) entries.push({ path: childRel, type: 'symlink', signature: (await nodeFs.readlink(b(child), 'buffer')).toString('hex') });
+        else if (entry.type.isDirectory()) {
           entries.push({ path: childRel, type: 'gitdir', signature: await gitDirSignature(child) });
           hooksOf(workspace, childRel, hostRun);
-        }
-        else if (entry.isFile()) {
+        } else if (entry.type.isFile()) {
           entries.push({ path: childRel, type: 'gitfile', signature: createHash('sha256').update(await readBoundedOrEmpty(child)).digest('hex') });
         }
         continue;
       }
-      if (entry.isDirectory()) pending.push(childRel);
+      if (entry.type.isDirectory()) pending.push(childRel);
       else if (isHostRunPath([...parts, entry.name])) {
         const signature = hostRunSignature(child, entry);
         if (signature) hostRun.push({ path: childRel, signature });

@@ -7,7 +7,8 @@
  * planted as a ref cannot hang the launcher); every read is bounded, and so is the walk.
  * Values: an object id, `ref: <target>` for a symbolic ref, or `invalid: "<first bytes>"`.
  */
-import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, readlinkSync, type Dirent } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, readlinkSync } from 'node:fs';
+import { fsPath, readdirTyped, type NamedEntry } from '@agent-sandbox/shared/byte-names';
 import { walkBeneath } from '@agent-sandbox/shared/beneath';
 import { boundedList, type Bounded } from '@agent-sandbox/shared/bounded-list';
 import { runGit, type GitPlace } from '@agent-sandbox/shared/git-run';
@@ -57,7 +58,7 @@ export function hostRefsSnapshot(place: Pick<GitPlace, 'gitDir'>): { text: strin
 export function readPlainBounded(path: string, max: number): Buffer | undefined {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openSync(fsPath(path), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return undefined;
   }
@@ -72,9 +73,10 @@ export function readPlainBounded(path: string, max: number): Buffer | undefined 
   }
 }
 
-function listDir(dir: string): Dirent[] {
+/** Names read without loss (shared/byte-names): a ref named with bytes that are not UTF-8 is still read and counted. */
+function listDir(dir: string): NamedEntry[] {
   try {
-    return readdirSync(dir, { withFileTypes: true });
+    return readdirTyped(dir);
   } catch {
     return [];
   }
@@ -104,13 +106,13 @@ export function readStoreRefs(gitDir: string, maxEntries = 2_000_000): StoreRefs
     if (visited > maxEntries) return { refs, truncated: true };
     for (const entry of entries) {
       const name = `${rel}/${entry.name}`;
-      if (entry.isDirectory()) pending.push(name);
+      if (entry.type.isDirectory()) pending.push(name);
       else if (entry.name.endsWith('.lock') || perWorktree.test(name)) continue;
-      else if (entry.isSymbolicLink()) {
+      else if (entry.type.isSymbolicLink()) {
         // A legacy symbolic ref; never followed.
-        const target = readlinkSync(`${gitDir}/${name}`);
+        const target = readlinkSync(fsPath(`${gitDir}/${name}`), 'buffer').toString('latin1');
         refs.set(name, target.startsWith('refs/') ? `ref: ${target}` : `invalid: symlink to ${JSON.stringify(target.slice(0, 40))}`);
-      } else if (entry.isFile()) {
+      } else if (entry.type.isFile()) {
         const data = readPlainBounded(`${gitDir}/${name}`, 4096);
         if (data) refs.set(name, parseLooseRef(data.toString('latin1')));
       }

@@ -86,6 +86,24 @@ export const Peak = Closed({
   cpuSeconds: Type.Union([Type.Number(), Type.Null()]),
 });
 
+/**
+ * Symbolic links the session left where the launcher acts on the host after it (its home's
+ * credential paths, the entrypoint log): each was removed as a link, never followed.
+ */
+export const PlantedLinks = Closed(
+  {
+    named: Type.Array(
+      Closed({
+        path: Type.String({ description: 'where the link was, as the session saw it (/sandbox/home/...)' }),
+        target: Type.String({ description: 'what it pointed at, as the session wrote it (never resolved)' }),
+      }),
+    ),
+    others: Type.Integer({ minimum: 0, description: 'how many more were removed than are named' }),
+  },
+  { description: 'symbolic links the session planted on the launcher\'s clean-up paths: removed as links, nothing they pointed at touched' },
+);
+export type PlantedLinks = Static<typeof PlantedLinks>;
+
 /** One line of the ledger, and the verdict written to --result-file. */
 export const LedgerLine = Closed(
   {
@@ -135,6 +153,7 @@ export const LedgerLine = Closed(
     ),
     remote: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     work: Type.Optional(WorkTransfer),
+    planted: Type.Optional(PlantedLinks),
     entrypoint: Type.Optional(
       Closed(
         {

@@ -1,0 +1,189 @@
+/**
+ * The escape suite's rows for the seams (what crosses back to the host): attacks on the
+ * session's git store (issue 23), links planted where the launcher cleans up and names made to
+ * drive a terminal (issue 29), and floods of files and of the broker (issue 24). Registered by
+ * escape-attempts.test.ts on the sessions it started (runs.ts), so all of them run at once.
+ */
+import type { StoreAttackOutcome } from './git-store-attacks.js';
+import type { Asserts } from './probe-script.js';
+import { describeRss } from './floods.js';
+import { gitKinds, type startAll } from './runs.js';
+import type { Settled } from './session-kit.js';
+import { plantCases, plantModes, type PlantCase, type PlantMode, type PlantOutcome } from './planted-links.js';
+import { bytesOf, hostileNames, rawControls } from './terminal-names.js';
+
+type Runs = ReturnType<typeof startAll>;
+type Unwrap = <T>(tt: Asserts, s: Settled<T>) => T | undefined;
+// tap's Test, as far as these rows use it.
+interface Registrar {
+  test(title: string, options: { skip: string | false }, fn: (tt: any) => Promise<void>): unknown;
+}
+
+/** What holds after any attack on the session's git state: the host repository whole, every ref but the session's branch as it was, the ledger bounded. */
+function hostRepositoryWhole(tt: Asserts, o: StoreAttackOutcome): void {
+  tt.equal(o.fsck.exitCode, 0, `git fsck --full on the host repository is clean (${o.fsck.stderr.trim().split('\n').slice(0, 3).join(' | ')})`);
+  tt.equal(o.after.refs, o.before.refs, 'main, every other branch and every tag are unchanged, and no ref the session made exists on the host');
+  tt.ok(o.lineBytes.length > 0 && o.lineBytes.every((n) => n < 64 * 1024), `every ledger line is under 64 KiB (${o.lineBytes.join(', ')} bytes)`);
+  tt.ok(o.end.stderr.length < 16 * 1024 && (o.end.stderr.match(/refs\//g) ?? []).length <= 22, `stderr is bounded (${o.end.stderr.length} bytes, ${(o.end.stderr.match(/refs\//g) ?? []).length} ref names)`);
+}
+
+
+/** The git store rows (issue 23). */
+export function gitStoreRows(t: Registrar, req: { skip: string | false }, runs: Runs | undefined, unwrap: Unwrap): void {
+  for (const kind of gitKinds) {
+    t.test(`${kind}: a session that deletes every object and ref it can reach (find objects -type f -delete, rm -rf refs) leaves the host repository whole [peer: Docker Sandboxes clone mode]`, req, async (tt) => {
+      const o = unwrap(tt, await runs!.store.get(`${kind}/wipe`)!);
+      if (!o) return;
+      const out = o.end.stdout;
+      tt.equal(o.end.exitCode, 0, `the session ran (stderr tail: ${o.end.stderr.slice(-300)})`);
+      tt.match(out, /^honest-commit=0$/m, 'the agent committed first');
+      tt.ok(Number(/^store-objects-before=(\d+)$/m.exec(out)?.[1]) > 0 && /^store-objects-after=0$/m.test(out), `the wipe itself succeeded inside: every object file of the git dir it sees is gone (${out.match(/store-objects-\w+=\d+/g)?.join(' ')})`);
+      tt.match(out, /^store-refs-after=0$/m, 'and every ref file');
+      tt.match(out, /Read-only file system/, "the host's own objects and refs are read-only inside");
+      tt.ok(Number(/^live-objects-after=(\d+)$/m.exec(out)?.[1]) > 0, "the host's objects are all still there, seen from inside");
+      hostRepositoryWhole(tt, o);
+      tt.equal(o.after.branch, o.before.branch, "the session's branch here stays where it was: its commit went with the objects it deleted");
+      tt.match(o.line?.['gitReturn'], { outcome: /^(none|failed)$/ }, 'the ledger says nothing came home');
+    });
+
+    t.test(`${kind}: 100 000 refs, a moved main, other branch and tag, a replace ref, a note and gc --prune=now stay in the session's store; its honest commit comes home`, req, async (tt) => {
+      const o = unwrap(tt, await runs!.store.get(`${kind}/flood`)!);
+      if (!o) return;
+      const out = o.end.stdout;
+      tt.equal(o.end.exitCode, 0, `the session ran (stderr tail: ${o.end.stderr.slice(-300)})`);
+      for (const step of ['honest-commit', 'move-main', 'move-other', 'move-tag', 'replace', 'note', 'flood', 'gc']) tt.match(out, new RegExp(`^${step}=0$`, 'm'), `${step} succeeded inside`);
+      tt.ok(Number(/^refs-inside=(\d+)$/m.exec(out)?.[1]) >= 100_000, `the session's own git for-each-ref counts ${/^refs-inside=(\d+)$/m.exec(out)?.[1]} refs`);
+      tt.match(out, /^honest-survives-gc$/m, 'its commit survived its gc --prune=now');
+      hostRepositoryWhole(tt, o);
+      tt.ok(o.honestOnBranch, "the agent's honest commit is on its branch in the host repository");
+      const r = o.line?.['gitReturn'];
+      tt.match(r, { outcome: 'fast-forward' }, 'by fast-forward');
+      tt.equal(r?.refsDropped?.named?.length, 20, 'the ledger names 20 dropped refs');
+      tt.ok(r?.refsDropped?.named?.length + r?.refsDropped?.others >= 100_004, `and counts the rest (${r?.refsDropped?.others} more)`);
+      tt.match(o.end.stderr, /ref changes outside .* were dropped: .* and \d+ more/, 'stderr says so, 20 named then a count');
+    });
+  }
+
+  gitStoreLifecycleRows(t, req, runs, unwrap);
+}
+
+/** The store's control and its crash rows (issue 23). */
+function gitStoreLifecycleRows(t: Registrar, req: { skip: string | false }, runs: Runs | undefined, unwrap: Unwrap): void {
+  t.test('control: the same wipe against a plain read-write bind of the objects (the layout before the store) destroys a throwaway copy', req, async (tt) => {
+    const c = unwrap(tt, await runs!.storeControl);
+    if (!c) return;
+    tt.equal(c.fsckBefore, 0, 'the copy was whole before');
+    tt.match(c.run.stdout, /wipe-objects=0/, 'the wipe ran in the container');
+    tt.not(c.fsck, 0, 'git fsck --full on the copy fails afterwards');
+    tt.not(c.mainAfter, 0, 'main names a missing object');
+  });
+
+  t.test('a commit, then kill -9 of the launcher and its sentinel: the next launcher start brings the commit home (linked worktree)', req, async (tt) => {
+    const k = unwrap(tt, await runs!.committedThenKilled);
+    if (!k) return;
+    tt.ok(k.committed, 'the agent committed before the kill');
+    tt.equal(k.nextStart.exitCode, 0, `the next launcher start (plan) ran (${k.nextStart.stderr.slice(-200)})`);
+    tt.ok(k.honestOnBranch, 'the commit is on the branch afterwards');
+    tt.match(k.abandoned, { reason: 'abandoned', gitReturn: { outcome: 'fast-forward', by: 'the next launcher start' } }, 'the ledger line says the next start brought it home');
+    tt.notOk(k.storeLeft, 'the store is removed once imported');
+  });
+
+  t.test('a commit, then kill -9 of the launcher: its sentinel brings the commit home (plain repository)', req, async (tt) => {
+    const k = unwrap(tt, await runs!.committedThenLauncherKilled);
+    if (!k) return;
+    tt.ok(k.committed, 'the agent committed before the kill');
+    tt.ok(k.honestOnBranch, 'the commit is on the branch after the next start');
+    tt.match(k.abandoned, { reason: 'abandoned', gitReturn: { outcome: 'fast-forward', by: 'its sentinel' } }, 'the ledger line says its sentinel brought it home');
+    tt.notOk(k.storeLeft, 'the store is removed once imported');
+  });
+}
+
+const plantTitle = (c: PlantCase, mode: PlantMode) =>
+  `a ${c.runtime} session links .codex, .claude and .config/cursor to ${c.toEtc ? '/etc' : "the host user's own"} and the entrypoint log to ${c.toEtc ? '/etc/passwd' : 'its credential'}; ${mode}: ${c.toEtc ? "/etc's files" : "the host user's files"} are byte-identical, each link is removed as a link and named in the ledger [control: the old rmSync through the link deletes the file on a copy]`;
+
+function checkPlant(tt: Asserts, c: PlantCase, o: PlantOutcome): void {
+  tt.equal(o.end.exitCode, 0, `the ${o.mode === 'normal end' ? 'session' : 'next start'} exits 0 (stderr tail: ${o.end.stderr.slice(-300)})`);
+  tt.match(o.agentStdout, /^installed-before=1$/m, `the ${c.runtime} credential was installed where the link went`);
+  tt.same(o.plants.map(([name]) => `/sandbox/home/${name}`).sort(), o.expectedPaths, 'the session planted every link');
+  for (const f of o.hostFiles) tt.equal(f.after, f.before, `${f.file}: sha256 unchanged (${f.before.slice(0, 12)})`);
+  tt.same(o.linksLeft, [], 'no link is left in the home');
+  tt.notOk(o.installedLeft, 'the installed copy is gone from the home');
+  tt.equal(o.lines.length, 1, 'one ledger line');
+  const line = o.lines[0] ?? {};
+  if (o.mode === 'normal end') tt.equal(line['reason'], 'exited', 'the session ended by itself');
+  else tt.same([line['reason'], line['evidence']?.['cause']], ['abandoned', 'the next launcher start'], 'the next launcher start swept it');
+  tt.same((line['planted']?.['named'] ?? []).map((p: { path: string }) => p.path).sort(), o.expectedPaths, 'the ledger names every planted link');
+  tt.same(line['planted']?.['named']?.map((p: { path: string; target: string }) => [p.path.slice('/sandbox/home/'.length), p.target]).sort(), [...o.plants].sort(), 'with what it pointed at');
+  tt.match(o.end.stderr, /left symbolic links where the launcher cleans up: .*removed as a link/, 'and stderr says so');
+  tt.ok(o.control.existedBefore && o.control.deleted, `control: on a copy, the old clean-up through the link deletes ${o.control.followed}`);
+}
+
+
+/** The planted-link and terminal-name rows (issue 29). */
+export function plantedRows(t: Registrar, req: { skip: string | false }, runs: Runs | undefined, unwrap: Unwrap): void {
+  for (const c of plantCases) {
+    for (const mode of plantModes) {
+      t.test(plantTitle(c, mode), req, async (tt) => {
+        const o = unwrap(tt, await runs!.planted.get(`${c.label}/${mode}`)!);
+        if (o) checkPlant(tt, c, o);
+      });
+    }
+  }
+
+  t.test('names with ESC, BEL, C1 controls and bytes that are not UTF-8 (files, directories, nested repositories, refs, a planted link) reach the terminal escaped: no raw control byte on the launcher\'s stderr; a FIFO planted as a ref does not hold up the session\'s end', req, async (tt) => {
+    const o = unwrap(tt, await runs!.names);
+    if (!o) return;
+    tt.equal(o.exitCode, 0, `the session ran and ended (stderr: ${JSON.stringify(o.stderr.toString('latin1').slice(-300))})`);
+    const onDisk = (list: Buffer[], f: string) => list.some((b) => b.equals(bytesOf(f)));
+    for (const k of ['nested', 'nestedC1', 'nestedRawC1', 'nestedBad', 'dir', 'file'] as const) tt.ok(onDisk(o.onDisk, hostileNames[k]), `control: ${k} is on disk with its raw bytes`);
+    for (const k of ['ref', 'refBad'] as const) tt.ok(onDisk(o.refsOnDisk, hostileNames[k]), `control: the ${k} file is on disk with its raw bytes`);
+    tt.same(rawControls(o.stderr), [], 'no ESC, BEL, other C0, DEL, C1 or non-UTF-8 byte on stderr');
+    const text = o.stderr.toString('utf8');
+    for (const shown of [
+      'a nested git gitdir was added at n\\e]0;TITLE-SET-BY-AGENT\\a\\e[2K\\e[1Afake/.git',
+      'added at c1-\\u009b-31m/.git', 'added at raw-\\x9b-2J/.git', 'added at bad-\\xff\\xfe-utf8/.git',
+      'ref refs/heads/ref-\\e[2K\\a changed', 'ref refs/heads/ref-\\xff-x changed', 'ref refs/heads/br-\\u009b-1A changed',
+      '/sandbox/home/.codex -> /x/\\e]0;link\\a',
+    ]) tt.ok(text.includes(shown), `stderr shows ${shown}`);
+    tt.notOk(o.ledger.includes(0x1b) || o.ledger.includes(0x07), 'the ledger keeps the names JSON-escaped');
+    tt.ok(o.line?.['nestedGit']?.some((n: { path: string }) => n.path === 'n\x1b]0;TITLE-SET-BY-AGENT\x07\x1b[2K\x1b[1Afake/.git'), 'and names the repository exactly');
+  });
+}
+
+/** The flood rows (issue 24). */
+export function floodRows(t: Registrar, req: { skip: string | false }, runs: Runs | undefined, unwrap: Unwrap): void {
+  t.test('a loop of empty files under --disk 1g ends as "disk-limit" on the file ceiling (65 536), within its stated overshoot [issue 24]', req, async (tt) => {
+    const o = unwrap(tt, await runs!.filesFlooded);
+    if (!o) return;
+    const disk = o.line?.['evidence']?.['disk'] ?? {};
+    tt.equal(o.line?.['reason'], 'disk-limit', `the ledger says disk-limit (exit ${o.end.exitCode}, stderr tail: ${o.end.stderr.slice(-300)})`);
+    tt.equal(disk['exceeded'], 'files', 'the evidence says the file ceiling was the one passed');
+    tt.equal(disk['limitFiles'], 65_536, 'one file per 16 KiB of --disk 1g');
+    tt.ok(o.made >= 60_000, `control: the loop really made files (${o.made} by its last report)`);
+    tt.ok(disk['writtenBytes'] < 64 * 2 ** 20, `while the bytes stayed far below 1g (${disk['writtenBytes']})`);
+    // The stated overshoot (tools/agent-sandbox/README.md, docs/performance.md): at most a quarter of the ceiling, at the decision and after the stop.
+    tt.ok(disk['writtenFiles'] > 65_536 && disk['writtenFiles'] <= 1.25 * 65_536, `${disk['writtenFiles']} files at the decision (walk of ${disk['walkMs']} ms)`);
+    tt.ok(o.left <= 1.25 * 65_536, `${o.left} inodes left in the workspace and home after the stop`);
+    tt.comment(`files flood: ${disk['writtenFiles']} at the decision (+${disk['writtenFiles'] - 65_536}), ${o.left} left (+${o.left - 65_536}), ${disk['walks']} walks, session ${o.end.ms} ms`);
+  });
+
+  for (const [mode, key, what] of [
+    ['distinct', 'namesFlooded', 'tens of thousands of distinct names'],
+    ['identical', 'denialsFlooded', 'one denied name'],
+  ] as const) {
+    t.test(`25 s of CONNECTs to ${what} leave every ledger line under 64 KiB, the attempt log under 16 MiB and the launcher under 150 MiB [issue 24]`, req, async (tt) => {
+      const o = unwrap(tt, await runs![key]);
+      if (!o) return;
+      const summary = o.lines[0]?.['egress']?.['summary'] ?? {};
+      tt.equal(o.end.exitCode, 0, `the flood ran to its end (${o.report}; stderr tail: ${o.end.stderr.slice(-300)})`);
+      tt.ok(o.sent >= 10_000, `control: ${o.sent} CONNECTs sent${mode === 'distinct' ? ', each to a new name' : ''}`);
+      tt.ok(summary['attempts'] >= 10_000, `the broker counted ${summary['attempts']} attempts (${summary['rate']?.['delayed']} paced by the rate limit)`);
+      tt.equal(o.lines.length, 1, 'one ledger line');
+      tt.ok(o.lineBytes.every((b) => b < 64 * 1024), `every ledger line under 64 KiB (${o.lineBytes.join(', ')} bytes)`);
+      tt.ok(summary['refused']?.length <= 20, `the summary names ${summary['refused']?.length} rows, then others: ${JSON.stringify(summary['others']?.['refused'])}`);
+      tt.ok(o.logBytes >= 0 && o.logBytes < 16 * 2 ** 20, `the attempt log is ${o.logBytes} bytes`);
+      tt.ok(o.rss.peakMiB > 0 && o.rss.peakMiB < 150, `the launcher's peak RSS was ${o.rss.peakMiB.toFixed(1)} MiB`);
+      tt.comment(`${mode} flood: sent ${o.sent}, counted ${summary['attempts']}, ledger line ${o.lineBytes.join(', ')} B, log ${o.logBytes} B, launcher peak ${o.rss.peakMiB.toFixed(1)} MiB, RSS MiB over time: ${describeRss(o.rss)}`);
+    });
+  }
+}
