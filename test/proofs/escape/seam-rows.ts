@@ -136,13 +136,13 @@ export function plantedRows(t: Registrar, req: { skip: string | false }, runs: R
     tt.equal(o.exitCode, 0, `the session ran and ended (stderr: ${JSON.stringify(o.stderr.toString('latin1').slice(-300))})`);
     const onDisk = (list: Buffer[], f: string) => list.some((b) => b.equals(bytesOf(f)));
     for (const k of ['nested', 'nestedC1', 'nestedRawC1', 'nestedBad', 'dir', 'file'] as const) tt.ok(onDisk(o.onDisk, hostileNames[k]), `control: ${k} is on disk with its raw bytes`);
-    for (const k of ['ref', 'refBad'] as const) tt.ok(onDisk(o.refsOnDisk, hostileNames[k]), `control: the ${k} file is on disk with its raw bytes`);
+    for (const k of ['ref', 'refBad'] as const) tt.ok(onDisk(o.refsOnDisk, hostileNames[k]), `control: the ${k} file is in the session's git store with its raw bytes`);
     tt.same(rawControls(o.stderr), [], 'no ESC, BEL, other C0, DEL, C1 or non-UTF-8 byte on stderr');
     const text = o.stderr.toString('utf8');
     for (const shown of [
       'a nested git gitdir was added at n\\e]0;TITLE-SET-BY-AGENT\\a\\e[2K\\e[1Afake/.git',
       'added at c1-\\u009b-31m/.git', 'added at raw-\\x9b-2J/.git', 'added at bad-\\xff\\xfe-utf8/.git',
-      'ref refs/heads/ref-\\e[2K\\a changed', 'ref refs/heads/ref-\\xff-x changed', 'ref refs/heads/br-\\u009b-1A changed',
+      'refs/heads/ref-\\e[2K\\a (made)', 'refs/heads/ref-\\xff-x (made)', 'refs/heads/br-\\u009b-1A (made)',
       '/sandbox/home/.codex -> /x/\\e]0;link\\a',
     ]) tt.ok(text.includes(shown), `stderr shows ${shown}`);
     tt.notOk(o.ledger.includes(0x1b) || o.ledger.includes(0x07), 'the ledger keeps the names JSON-escaped');

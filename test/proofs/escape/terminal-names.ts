@@ -39,6 +39,8 @@ function script(wsInside: string): string {
     // A FIFO where a ref should be: reading it would wait for a writer that never comes.
     'mkfifo .git/refs/heads/fifo-ref',
     `git branch "$(printf '${n.branch}')"`,
+    // The refs stay in the session's own git store (issue 23): the names as they are there, in hex, for the test's control.
+    'for f in .git/refs/heads/*; do printf %s "${f##*/}" | od -An -tx1 | tr -d " \\n"; echo; done > .astest/refs-inside',
     `rm -rf "$HOME/.codex"; ln -s "$(printf '${n.linkTarget}')" "$HOME/.codex"`,
     'exit 0',
     '',
@@ -53,7 +55,7 @@ export function bytesOf(format: string): Buffer {
 export interface NamesOutcome {
   exitCode: number;
   stderr: Buffer;
-  /** Raw names in the workspace's top directory and in its .git/refs/heads. */
+  /** Raw names in the workspace's top directory, and in .git/refs/heads as the session saw it (its own store). */
   onDisk: Buffer[];
   refsOnDisk: Buffer[];
   line: Record<string, any> | undefined;
@@ -82,7 +84,7 @@ export async function namesSession(t: Teardown): Promise<NamesOutcome> {
     exitCode: out.exitCode ?? -1,
     stderr: Buffer.from(out.stderr as Uint8Array),
     onDisk: readdirSync(ws.path, { encoding: 'buffer' }),
-    refsOnDisk: readdirSync(path.join(ws.path, '.git', 'refs', 'heads'), { encoding: 'buffer' }),
+    refsOnDisk: readFileSync(path.join(ws.path, '.astest', 'refs-inside'), 'latin1').split('\n').filter(Boolean).map((hex) => Buffer.from(hex, 'hex')),
     line: ledgerLines(ws)[0],
     ledger: readFileSync(ws.ledger),
   };
