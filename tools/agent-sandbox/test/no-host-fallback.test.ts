@@ -102,9 +102,8 @@ t.test('the launcher spawns nothing but podman (via sandbox-run), ssh and its pr
     if (/from 'node:child_process'|from 'execa'|shared\/builtins'|shared\/capture'/.test(text) || starts.length > 0) spawning[file] = starts;
   }
   t.same(spawning, {
-    'disk-watch.ts': ["captureCommand('du'"], // the disk ceiling's watchdog walks the workspace and home
+    'disk-usage.ts': ["captureCommand('du'", "spawn('find'"], // the disk ceiling's watchdog counts bytes (du) and names (find) in the workspace, home and git store
     'git-grant.ts': ["spawnSync('setfacl'"], // root mode: ACL entries giving uid 1000 a repository's objects/refs/logs
-    'git-run.ts': ["spawnSync('git'"], // git on the host, metadata named explicitly and hooks off (workspaces, bundles)
     'node-setup.ts': ['spawnSync(cmd'], // getent, useradd, loginctl: provisioning a node's user, never a session
     'receive-work.ts': [], // crypto through the shared builtins: the received bundle's sha256
     'work-bundle.ts': [], // crypto through the shared builtins: a bundle's sha256 and the mirror's name
