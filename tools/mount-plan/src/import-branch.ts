@@ -53,6 +53,8 @@ export interface ImportResult {
   to: string;
   sideRef?: string;
   message?: string;
+  /** The advance itself failed (a lock held on the branch, a full disk): a cause here, not a decision; the commits wait at the side ref. */
+  advanceFailed?: string;
 }
 
 /**
@@ -92,7 +94,7 @@ export function importBranch(input: ImportInput): ImportResult {
     return keep(`${branch} was rewritten in the session or moved here meanwhile (not a fast-forward)`);
   }
   const advanced = (input.advance ?? updateRef(place, branch, input.sessionId))(from, fetched);
-  if (!advanced.ok) return keep(advanced.why);
+  if (!advanced.ok) return { ...keep(advanced.why), advanceFailed: advanced.why };
   runGit(place, ['update-ref', '-d', sideRef], { allowFail: true });
   return { outcome: 'fast-forward', from, to: fetched };
 }
