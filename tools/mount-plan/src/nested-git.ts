@@ -11,10 +11,9 @@
  * (diffNestedGit). No symlink is followed; the workspace's own top-level `.git` is skipped.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, type Dirent } from 'node:fs';
-import * as nodeFs from 'node:fs/promises';
+import { lstatSync, readdirSync, readlinkSync, type Dirent } from 'node:fs';
 import type { NestedGitChange } from '@agent-sandbox/shared/schemas/mount-plan';
-import { walkBeneath } from '@agent-sandbox/shared/beneath';
+import { readBeneath, walkBeneath } from '@agent-sandbox/shared/beneath';
 import { hostRunSignature, isHostRunPath, type HostRunFile } from './host-run.js';
 
 export interface NestedGit {
@@ -35,30 +34,45 @@ export interface ScanOptions {
 
 const maxRead = 1 << 20;
 
-async function readBoundedOrEmpty(path: string): Promise<Buffer> {
-  const handle = await nodeFs.open(path, 'r').catch(() => undefined);
-  if (!handle) return Buffer.alloc(0);
+/**
+ * What is at `target` (beneath `workspace`) for a signature, following no link: the bytes of a
+ * regular file (bounded), a link's own target, or nothing. A planted `config -> /etc/...` is
+ * its link text, never the host file's contents.
+ */
+function readForSignature(workspace: string, target: string): string | Buffer {
+  const read = readBeneath(workspace, target, maxRead);
+  if (read.plantedLink) return `link:${read.plantedLink === target ? readlinkOrEmpty(target) : `on the way at ${read.plantedLink}`}`;
+  return read.data ?? '';
+}
+
+function readlinkOrEmpty(p: string): string {
   try {
-    const buffer = Buffer.alloc(maxRead);
-    const { bytesRead } = await handle.read(buffer, 0, maxRead, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
+    return readlinkSync(p);
+  } catch {
+    return '';
   }
 }
 
-/** What the host's git would take from a git dir: its config, commondir, worktree config, hooks. */
-async function gitDirSignature(dir: string): Promise<string> {
+/**
+ * What the host's git would take from a git dir: its config, commondir, worktree config, HEAD,
+ * hooks. Every read resolves beneath the workspace without following a link (beneath.ts): a
+ * `hooks -> /home/<user>/...` the agent planted is signed as that link, and the host directory
+ * it names is never listed.
+ */
+function gitDirSignature(workspace: string, dir: string): string {
   const hash = createHash('sha256');
   for (const name of ['config', 'commondir', 'config.worktree', 'HEAD']) {
-    const info = await nodeFs.lstat(`${dir}/${name}`).catch(() => undefined);
-    hash.update(`${name}\0${info?.isSymbolicLink() ? `link:${await nodeFs.readlink(`${dir}/${name}`)}` : ''}\0`);
-    if (info?.isFile()) hash.update(await readBoundedOrEmpty(`${dir}/${name}`));
+    hash.update(`${name}\0`);
+    hash.update(readForSignature(workspace, `${dir}/${name}`));
+    hash.update('\0');
   }
-  const hooks = await nodeFs.readdir(`${dir}/hooks`, { withFileTypes: true }).catch(() => []);
-  for (const hook of hooks.sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    const info = await nodeFs.lstat(`${dir}/hooks/${hook.name}`).catch(() => undefined);
-    hash.update(`hook\0${hook.name}\0${info?.size ?? 0}\0${info?.mtimeMs ?? 0}\0${info?.mode ?? 0}\0`);
+  const hooks = walkBeneath(workspace, `${dir}/hooks`);
+  if (hooks.link) hash.update(`hooks\0link:${hooks.link === `${dir}/hooks` ? readlinkOrEmpty(hooks.link) : hooks.link}\0`);
+  else if (hooks.stats?.isDirectory()) {
+    for (const hook of listDir(`${dir}/hooks`).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const info = lstatSync(`${dir}/hooks/${hook.name}`, { throwIfNoEntry: false });
+      hash.update(`hook\0${hook.name}\0${info?.size ?? 0}\0${info?.mtimeMs ?? 0}\0${info?.mode ?? 0}\0`);
+    }
   }
   return hash.digest('hex');
 }
@@ -108,7 +122,7 @@ export async function scanNestedGit(workspace: string, options: ScanOptions = {}
     const names = new Set(list.map((d) => d.name));
     // Not below a .git (never entered): a directory git itself would take for a bare repository.
     if (rel !== '' && names.has('HEAD') && names.has('objects') && names.has('refs')) {
-      entries.push({ path: rel, type: 'bare', signature: await gitDirSignature(dir) });
+      entries.push({ path: rel, type: 'bare', signature: gitDirSignature(workspace, dir) });
       hooksOf(workspace, rel, hostRun);
     }
     for (const entry of list) {
@@ -116,13 +130,13 @@ export async function scanNestedGit(workspace: string, options: ScanOptions = {}
       const child = `${workspace}/${childRel}`;
       if (entry.name === '.git') {
         if (rel === '') continue;
-        if (entry.isSymbolicLink()) entries.push({ path: childRel, type: 'symlink', signature: await nodeFs.readlink(child) });
+        if (entry.isSymbolicLink()) entries.push({ path: childRel, type: 'symlink', signature: readlinkOrEmpty(child) });
         else if (entry.isDirectory()) {
-          entries.push({ path: childRel, type: 'gitdir', signature: await gitDirSignature(child) });
+          entries.push({ path: childRel, type: 'gitdir', signature: gitDirSignature(workspace, child) });
           hooksOf(workspace, childRel, hostRun);
         }
         else if (entry.isFile()) {
-          entries.push({ path: childRel, type: 'gitfile', signature: createHash('sha256').update(await readBoundedOrEmpty(child)).digest('hex') });
+          entries.push({ path: childRel, type: 'gitfile', signature: createHash('sha256').update(readForSignature(workspace, child)).digest('hex') });
         }
         continue;
       }
