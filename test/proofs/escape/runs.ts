@@ -14,7 +14,8 @@ import { parseMountinfo, runtimeMounts } from '../session.js';
 import { globalSysctls, readSysctl } from './attempts-kernel.js';
 import { gitPaths, hostEverydayGit, plantScript, prepareGitSession, type GitKind, type GitPath } from './git-attacks.js';
 import { killAfterCommit, storeAttack, storeAttacks, wipeWithSharedObjects } from './git-store-attacks.js';
-import { addHostKey, removeHostKeys } from './host-keyring.js';
+import { wipeWithAndWithoutPin } from './git-store-controls.js';
+import { addHostKey, listHostKeys, removeHostKeys } from './host-keyring.js';
 import { diskSession, forkBombSession, killLauncher, timeoutSession } from './lifecycle.js';
 import type { ProbeCtx } from './probe-context.js';
 import { probeScript, type Attempt } from './probe-script.js';
@@ -25,10 +26,27 @@ import {
 export const pidsLimit = 256;
 export const gitKinds: GitKind[] = ['linked worktree', 'plain repository'];
 
-/** What the attacker aims at on the host: a file in /, a process, two sockets, a kernel key. */
+/** The pid a run's target name carries, when that run is over (its process is gone): what it left may go. */
+function deadRunOf(name: string, prefix: string): boolean {
+  const pid = Number(new RegExp(`^${prefix}(\\d+)-[0-9a-f]+$`).exec(name)?.[1]);
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
+ * What the attacker aims at on the host: a file in /, a process, two sockets, a kernel key.
+ * Each name carries this run's pid and a random part, so that runs in other worktrees at the
+ * same time keep theirs: only what a run that is over left behind is removed here.
+ */
 export async function hostTargets(t: Teardown) {
-  const hex = randomBytes(6).toString('hex');
-  for (const f of readdirSync('/').filter((n) => n.startsWith('astest-escape-'))) rmSync(`/${f}`, { force: true });
+  const hex = `${process.pid}-${randomBytes(6).toString('hex')}`;
+  for (const f of readdirSync('/').filter((n) => deadRunOf(n, 'astest-escape-'))) rmSync(`/${f}`, { force: true });
+  for (const key of (await listHostKeys('astest-escape-key-')).filter((d) => deadRunOf(d, 'astest-escape-key-'))) await removeHostKeys(key);
   const hostCanary = `/astest-escape-${hex}`;
   await writeFile(hostCanary, `${hostCanary}\n`);
   const hostMarker = `astest-escape-sleep-${hex}`;
@@ -38,7 +56,6 @@ export async function hostTargets(t: Teardown) {
   const abstractName = `astest-escape-${hex}`;
   const abstract = net.createServer((s) => s.end()).listen(`\0${abstractName}`);
   const hostKey = { description: `astest-escape-key-${hex}`, value: `host-key-canary-${hex}` };
-  await removeHostKeys('astest-escape-key-');
   await addHostKey(hostKey.description, hostKey.value);
   t.teardown(async () => {
     hostSleep.kill('SIGKILL');
@@ -131,13 +148,14 @@ export function startAll(t: Teardown, h: Targets, attempts: Array<Attempt<ProbeC
   const storeRoot = sessionRoot(t, 'store');
   const store = new Map(gitKinds.flatMap((kind) => storeAttacks.map((a) => [`${kind}/${a}`, settle(slot(() => storeAttack(t, storeRoot, kind, a)))] as const)));
   const storeControl = settle(storeRoot.then((r) => wipeWithSharedObjects(t, r)));
+  const pinControl = settle(storeRoot.then((r) => wipeWithAndWithoutPin(t, r)));
   const timedOut = settle(timeoutSession(t));
-  const phase1 = Promise.all([probed, timedOut, storeControl, ...git.values(), ...store.values()]);
+  const phase1 = Promise.all([probed, timedOut, storeControl, pinControl, ...git.values(), ...store.values()]);
   const killedAlone = settle(phase1.then(() => killLauncher(t, 'kill1', false)));
   const killedWithSentinel = settle(phase1.then(() => killLauncher(t, 'kill2', true)));
   const committedThenKilled = settle(phase1.then(async () => killAfterCommit(t, await sessionRoot(t, 'kill3'), 'linked worktree', true)));
   const committedThenLauncherKilled = settle(phase1.then(async () => killAfterCommit(t, await sessionRoot(t, 'kill4'), 'plain repository', false)));
   const diskFilled = settle(phase1.then(() => diskSession(t)));
   const bombed = settle(Promise.all([killedAlone, killedWithSentinel, committedThenKilled, committedThenLauncherKilled, diskFilled]).then(() => forkBombSession(t)));
-  return { probed, git, store, storeControl, timedOut, killedAlone, killedWithSentinel, committedThenKilled, committedThenLauncherKilled, diskFilled, bombed };
+  return { probed, git, store, storeControl, pinControl, timedOut, killedAlone, killedWithSentinel, committedThenKilled, committedThenLauncherKilled, diskFilled, bombed };
 }
