@@ -9,13 +9,15 @@
  * is what the caller acts on (removed as a link, never through), and it is reported, so the
  * ledger can name what the agent planted.
  *
+ * Paths may carry names read as bytes (byte-names.ts): every call gets the exact bytes back.
+ *
  * Call these only once the container is gone: nothing of the session runs then, so what lstat
  * saw is what the next call acts on. The root itself is the launcher's own directory and must
  * be a real directory (never a link).
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync, rmSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { nameFromBytes } from './byte-names.js';
+import { fsPath, nameFromBytes } from './byte-names.js';
 
 export interface Walked {
   /** The deepest path reached without following a link. */
@@ -30,7 +32,7 @@ export interface Walked {
 
 function lstatOrUndefined(p: string): Stats | undefined {
   try {
-    return lstatSync(p);
+    return lstatSync(fsPath(p));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
     throw err;
@@ -77,11 +79,11 @@ export interface Removed {
 function unlinkPlanted(link: string, target: string): Removed {
   let linkTarget: string | undefined;
   try {
-    linkTarget = nameFromBytes(readlinkSync(link, 'buffer'));
+    linkTarget = nameFromBytes(readlinkSync(fsPath(link), 'buffer'));
   } catch {
     // gone already, or not a link any more: nothing to say about its target
   }
-  rmSync(link, { force: true });
+  rmSync(fsPath(link), { force: true });
   return { removed: link === target, plantedLink: link, ...(linkTarget !== undefined ? { linkTarget } : {}) };
 }
 
@@ -94,7 +96,7 @@ export function removeBeneath(root: string, target: string): Removed {
   const walked = walkBeneath(root, target);
   if (walked.link) return unlinkPlanted(walked.link, target);
   if (!walked.stats) return { removed: false };
-  rmSync(target, { recursive: true, force: true });
+  rmSync(fsPath(target), { recursive: true, force: true });
   return { removed: true };
 }
 
@@ -117,7 +119,7 @@ export function readBeneath(root: string, target: string, maxBytes: number): { d
   if (walked.link) return { plantedLink: walked.link };
   if (!walked.stats?.isFile()) return {};
   // O_NOFOLLOW on the last component, O_NONBLOCK so a FIFO swapped in cannot hang the read.
-  const fd = openSync(target, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  const fd = openSync(fsPath(target), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
     const info = fstatSync(fd);
     if (!info.isFile() || info.ino !== walked.stats.ino) return {};

@@ -23,6 +23,8 @@ export interface GitResult {
   status: number;
   stdout: string;
   stderr: string;
+  /** The signal that ended git (a timeout's SIGTERM, the OOM killer's SIGKILL); status is then 1. */
+  signal?: NodeJS.Signals;
 }
 
 export interface GitOptions {
@@ -85,7 +87,7 @@ export function runGit(place: Partial<GitPlace> & { cwd?: string }, args: string
   if (out.error) {
     throw new ToolError('startFailed', 'git-failed', `cannot run git ${args[0] ?? ''}: ${out.error.message}${(out.error as NodeJS.ErrnoException).code === 'ENOENT' ? ' (install git)' : ''}`);
   }
-  const result = { status: out.status ?? 1, stdout: out.stdout ?? '', stderr: out.stderr ?? '' };
+  const result: GitResult = { status: out.status ?? 1, stdout: out.stdout ?? '', stderr: out.stderr ?? '', ...(out.signal ? { signal: out.signal } : {}) };
   if (result.status !== 0 && !options.allowFail) {
     const why = result.stderr.trim().split('\n').filter(Boolean).pop() ?? `exit ${result.status}`;
     throw new ToolError(failAs.exit ?? 'usage', failAs.code ?? 'git-failed', `git ${args.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ')}: ${why}`);

@@ -1,12 +1,14 @@
 // The host's repository against what a session does to its git state (issue 23), through the
-// launcher, in a linked worktree and a plain repository: a session that wipes what it sees as
-// the repository's objects and refs, and one that makes 100 000 refs, moves another branch and a
-// tag, adds a replace ref and a note and runs gc --prune=now. Each makes its honest commit first.
-// The host's own git says what happened (fsck --full, for-each-ref and rev-parse before and
-// after, as the host user). The positive control runs the same wipe in a plain podman run against
-// a plain read-write bind of a throwaway copy's objects (the layout before the store): it destroys
-// the copy, so the wipe check can fail. And a commit made before a kill -9 of the launcher comes
-// home by the next start.
+// launcher, in a linked worktree and a plain repository. The wipe session acts as an attacker
+// and then as an honest agent: it works a little (a commit), deletes every object file it sees
+// (its store's and the host's), its refs, packed-refs and logs, and tries to move the
+// alternates file that ties its store to the host's objects away; then it puts its branch back
+// at the tip it remembered from the start and makes its honest commit. The flood session makes
+// its honest commit, then 100 000 refs, moves another branch and a tag, adds a replace ref and
+// a note and runs gc --prune=now. The host's own git says what happened (fsck --full,
+// for-each-ref and rev-parse before and after, as the host user). Controls (git-store-controls.ts)
+// show each check can fail. And a commit made before a kill -9 of the launcher comes home by
+// the next start.
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -28,7 +30,7 @@ async function setupGit(cwd: string, ...args: string[]): Promise<void> {
 }
 
 /** main with two commits, a light tag v1, an annotated tag v2, another branch; packed refs and loose ones. */
-async function seed(dir: string): Promise<void> {
+export async function seed(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
   await setupGit(dir, 'init', '-q', '-b', 'main');
   await setupGit(dir, 'commit', '-q', '--allow-empty', '-m', 'first');
@@ -66,19 +68,30 @@ export async function storeSession(t: Teardown, r: SessionRoot, kind: GitKind, l
   return { ws, repo, branch, flags: ['--git-root', path.join(r.base, 'repos')] };
 }
 
-const honest = 'echo honest > honest.txt && git add honest.txt && git -c user.name=agent -c user.email=agent@example.invalid commit -q -m "honest commit"; echo "honest-commit=$?"';
+const agentCommit = (file: string, message: string) =>
+  `echo ${file} > ${file}.txt && git add ${file}.txt && git -c user.name=agent -c user.email=agent@example.invalid commit -q -m "${message}"`;
+const honest = `${agentCommit('honest', 'honest commit')}; echo "honest-commit=$?"`;
+const objectFiles = (dir: string) => `$(find "${dir}" -type f ! -name alternates | wc -l)`;
+
+/** The wipe as an attacker would make it: every object file, ref, packed-refs and log it sees, the alternates too. */
+export const wipeLines = [
+  `echo "store-objects-before=${objectFiles('$CD/objects')}"`,
+  'find "$CD/objects" -type f -delete 2>/dev/null; echo "wipe-objects=$?"',
+  'rm -rf "$CD/objects" 2>/dev/null; mv "$CD/objects/info" "$CD/info-moved" 2>/dev/null; mv "$CD/objects" "$CD/objects-moved" 2>/dev/null',
+  `echo "store-objects-after=${objectFiles('$CD/objects')} alternates=$(cat "$CD/objects/info/alternates" 2>/dev/null)"`,
+  'rm -rf "$CD/refs" "$CD/packed-refs" "$CD/logs"; echo "wipe-refs=$?"; echo "store-refs-after=$(find "$CD/refs" "$CD/packed-refs" "$CD/logs" 2>/dev/null | wc -l)"',
+  'find /sandbox/git/live/objects -type f -delete 2>&1 | tail -1',
+  'rm -rf /sandbox/git/live/refs 2>&1 | tail -1',
+  'echo "live-objects-after=$(find /sandbox/git/live/objects -type f | wc -l)"',
+];
+
+/** Then the honest agent: its branch back at the tip it remembered (the start's, a host object), the index with it, and its commit. */
+export const recoverLines = ['mkdir -p "$CD/refs/heads" "$CD/objects" && git update-ref "$BRANCH" "$TIP" && git reset -q; echo "recover=$?"', honest];
 
 const attackLines: Record<StoreAttack, string[]> = {
-  wipe: [
-    'echo "store-objects-before=$(find "$CD/objects" -type f | wc -l)"',
-    'find "$CD/objects" -type f -delete; echo "wipe-objects=$?"',
-    'echo "store-objects-after=$(find "$CD/objects" -type f | wc -l)"',
-    'rm -rf "$CD/refs" "$CD/packed-refs"; echo "wipe-refs=$?"; echo "store-refs-after=$(find "$CD/refs" "$CD/packed-refs" 2>/dev/null | wc -l)"',
-    'find /sandbox/git/live/objects -type f -delete 2>&1 | tail -1',
-    'rm -rf /sandbox/git/live/refs 2>&1 | tail -1',
-    'echo "live-objects-after=$(find /sandbox/git/live/objects -type f | wc -l)"',
-  ],
+  wipe: [`${agentCommit('early', 'early work')}; echo "early-commit=$?"`, ...wipeLines, ...recoverLines],
   flood: [
+    honest,
     'git update-ref refs/heads/main HEAD; echo "move-main=$?"',
     'git update-ref refs/heads/other HEAD; echo "move-other=$?"',
     'git tag -f v1 HEAD >/dev/null; echo "move-tag=$?"',
@@ -91,9 +104,10 @@ const attackLines: Record<StoreAttack, string[]> = {
   ],
 };
 
-/** The agent's program: its honest commit, then the attack, each step's status on stdout. */
+/** The agent's program (it remembers where its git dir and its branch's tip are first), each step's status on stdout. */
 export function storeAttackScript(ws: Workspace, attack: StoreAttack): string {
-  return ['#!/bin/sh', `cd ${ws.inside} || exit 90`, honest, 'CD=$(cd "$(git rev-parse --git-common-dir)" && pwd); echo "common: $CD"', ...attackLines[attack], 'exit 0', ''].join('\n');
+  const remember = 'CD=$(cd "$(git rev-parse --git-common-dir)" && pwd); BRANCH=$(git symbolic-ref HEAD); TIP=$(git rev-parse HEAD); echo "common: $CD"';
+  return ['#!/bin/sh', `cd ${ws.inside} || exit 90`, remember, ...attackLines[attack], 'exit 0', ''].join('\n');
 }
 
 export interface HostRepoState {
@@ -114,6 +128,8 @@ export interface StoreAttackOutcome {
   after: HostRepoState;
   fsck: { exitCode: number; stderr: string };
   honestOnBranch: boolean;
+  /** The branch's subjects here afterwards, newest first. */
+  branchLog: string;
   line: Record<string, any> | undefined;
   lineBytes: number[];
 }
@@ -131,7 +147,7 @@ export async function storeAttack(t: Teardown, root: Promise<SessionRoot>, kind:
   const log = await hostGit(r.base, s.repo, ['log', '--format=%s', s.branch]);
   const lines = ledgerLines(s.ws);
   const raw = readFileSync(s.ws.ledger, 'utf8').split('\n').filter(Boolean);
-  return { end, before, after, fsck, honestOnBranch: /^honest commit$/m.test(log.stdout), line: lines.at(-1), lineBytes: raw.map((l) => Buffer.byteLength(l)) };
+  return { end, before, after, fsck, honestOnBranch: /^honest commit$/m.test(log.stdout), branchLog: log.stdout, line: lines.at(-1), lineBytes: raw.map((l) => Buffer.byteLength(l)) };
 }
 
 /** The positive control: the same wipe against a plain read-write bind of a throwaway copy's objects. */

@@ -42,6 +42,14 @@ for my $l (links()) { my ($id, $type, $desc) = @$l;
   };
 }
 
+/** The descriptions of the keys and keyrings in @u that start with `prefix`. */
+export async function listHostKeys(prefix: string): Promise<string[]> {
+  const program = String.raw`my ($p) = @ARGV;
+for my $l (links()) { my ($id, $type, $desc) = @$l; print "$desc
+" if index($desc, $p) == 0 }`;
+  return (await perlAsHostUser(program, [prefix])).split('\n').filter(Boolean);
+}
+
 /** Unlinks from @u every key or keyring whose description starts with `prefix` (teardown, and what a killed run left). */
 export async function removeHostKeys(prefix: string): Promise<void> {
   const program = String.raw`my ($p) = @ARGV;

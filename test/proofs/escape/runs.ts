@@ -14,7 +14,8 @@ import { parseMountinfo, runtimeMounts } from '../session.js';
 import { globalSysctls, readSysctl } from './attempts-kernel.js';
 import { gitPaths, hostEverydayGit, plantScript, prepareGitSession, type GitKind, type GitPath } from './git-attacks.js';
 import { killAfterCommit, storeAttack, storeAttacks, wipeWithSharedObjects } from './git-store-attacks.js';
-import { addHostKey, removeHostKeys } from './host-keyring.js';
+import { wipeWithAndWithoutPin } from './git-store-controls.js';
+import { addHostKey, listHostKeys, removeHostKeys } from './host-keyring.js';
 import { egressFlood, filesFlood } from './floods.js';
 import { diskSession, forkBombSession, killLauncher, timeoutSession } from './lifecycle.js';
 import { plantCases, plantModes, plantSession } from './planted-links.js';
@@ -28,10 +29,27 @@ import {
 export const pidsLimit = 256;
 export const gitKinds: GitKind[] = ['linked worktree', 'plain repository'];
 
-/** What the attacker aims at on the host: a file in /, a process, two sockets, a kernel key. */
+/** The pid a run's target name carries, when that run is over (its process is gone): what it left may go. */
+function deadRunOf(name: string, prefix: string): boolean {
+  const pid = Number(new RegExp(`^${prefix}(\\d+)-[0-9a-f]+$`).exec(name)?.[1]);
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
+ * What the attacker aims at on the host: a file in /, a process, two sockets, a kernel key.
+ * Each name carries this run's pid and a random part, so that runs in other worktrees at the
+ * same time keep theirs: only what a run that is over left behind is removed here.
+ */
 export async function hostTargets(t: Teardown) {
-  const hex = randomBytes(6).toString('hex');
-  for (const f of readdirSync('/').filter((n) => n.startsWith('astest-escape-'))) rmSync(`/${f}`, { force: true });
+  const hex = `${process.pid}-${randomBytes(6).toString('hex')}`;
+  for (const f of readdirSync('/').filter((n) => deadRunOf(n, 'astest-escape-'))) rmSync(`/${f}`, { force: true });
+  for (const key of (await listHostKeys('astest-escape-key-')).filter((d) => deadRunOf(d, 'astest-escape-key-'))) await removeHostKeys(key);
   const hostCanary = `/astest-escape-${hex}`;
   await writeFile(hostCanary, `${hostCanary}\n`);
   const hostMarker = `astest-escape-sleep-${hex}`;
@@ -41,7 +59,6 @@ export async function hostTargets(t: Teardown) {
   const abstractName = `astest-escape-${hex}`;
   const abstract = net.createServer((s) => s.end()).listen(`\0${abstractName}`);
   const hostKey = { description: `astest-escape-key-${hex}`, value: `host-key-canary-${hex}` };
-  await removeHostKeys('astest-escape-key-');
   await addHostKey(hostKey.description, hostKey.value);
   t.teardown(async () => {
     hostSleep.kill('SIGKILL');
@@ -134,12 +151,13 @@ export function startAll(t: Teardown, h: Targets, attempts: Array<Attempt<ProbeC
   const storeRoot = sessionRoot(t, 'store');
   const store = new Map(gitKinds.flatMap((kind) => storeAttacks.map((a) => [`${kind}/${a}`, settle(slot(() => storeAttack(t, storeRoot, kind, a)))] as const)));
   const storeControl = settle(storeRoot.then((r) => wipeWithSharedObjects(t, r)));
+  const pinControl = settle(storeRoot.then((r) => wipeWithAndWithoutPin(t, r)));
   const timedOut = settle(timeoutSession(t));
   // Links planted where the launcher cleans up, and names made to drive a terminal (issue 29).
   const slot2 = limiter(2);
   const planted = new Map(plantCases.flatMap((c) => plantModes.map((m) => [`${c.label}/${m}`, settle(slot2(() => plantSession(t, c, m)))] as const)));
   const names = settle(slot2(() => namesSession(t)));
-  const phase1 = Promise.all([probed, timedOut, storeControl, ...git.values(), ...store.values(), ...planted.values(), names]);
+  const phase1 = Promise.all([probed, timedOut, storeControl, pinControl, ...git.values(), ...store.values(), ...planted.values(), names]);
   const killedAlone = settle(phase1.then(() => killLauncher(t, 'kill1', false)));
   const killedWithSentinel = settle(phase1.then(() => killLauncher(t, 'kill2', true)));
   const committedThenKilled = settle(phase1.then(async () => killAfterCommit(t, await sessionRoot(t, 'kill3'), 'linked worktree', true)));
@@ -150,5 +168,5 @@ export function startAll(t: Teardown, h: Targets, attempts: Array<Attempt<ProbeC
   const filesFlooded = settle(bombed.then(() => filesFlood(t)));
   const namesFlooded = settle(filesFlooded.then(() => egressFlood(t, 'distinct')));
   const denialsFlooded = settle(namesFlooded.then(() => egressFlood(t, 'identical')));
-  return { probed, git, store, storeControl, timedOut, planted, names, killedAlone, killedWithSentinel, committedThenKilled, committedThenLauncherKilled, diskFilled, bombed, filesFlooded, namesFlooded, denialsFlooded };
+  return { probed, git, store, storeControl, pinControl, timedOut, planted, names, killedAlone, killedWithSentinel, committedThenKilled, committedThenLauncherKilled, diskFilled, bombed, filesFlooded, namesFlooded, denialsFlooded };
 }

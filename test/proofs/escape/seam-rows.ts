@@ -31,19 +31,23 @@ function hostRepositoryWhole(tt: Asserts, o: StoreAttackOutcome): void {
 /** The git store rows (issue 23). */
 export function gitStoreRows(t: Registrar, req: { skip: string | false }, runs: Runs | undefined, unwrap: Unwrap): void {
   for (const kind of gitKinds) {
-    t.test(`${kind}: a session that deletes every object and ref it can reach (find objects -type f -delete, rm -rf refs) leaves the host repository whole [peer: Docker Sandboxes clone mode]`, req, async (tt) => {
+    t.test(`${kind}: a session that deletes every object, ref and log it can reach, then recovers and commits honestly: the host repository is whole and the honest commit is on its branch [peer: Docker Sandboxes clone mode]`, req, async (tt) => {
       const o = unwrap(tt, await runs!.store.get(`${kind}/wipe`)!);
       if (!o) return;
       const out = o.end.stdout;
       tt.equal(o.end.exitCode, 0, `the session ran (stderr tail: ${o.end.stderr.slice(-300)})`);
-      tt.match(out, /^honest-commit=0$/m, 'the agent committed first');
-      tt.ok(Number(/^store-objects-before=(\d+)$/m.exec(out)?.[1]) > 0 && /^store-objects-after=0$/m.test(out), `the wipe itself succeeded inside: every object file of the git dir it sees is gone (${out.match(/store-objects-\w+=\d+/g)?.join(' ')})`);
-      tt.match(out, /^store-refs-after=0$/m, 'and every ref file');
+      tt.match(out, /^early-commit=0$/m, 'the agent worked a little first');
+      tt.ok(Number(/^store-objects-before=(\d+)/m.exec(out)?.[1]) > 0 && /^store-objects-after=0 /m.test(out), `the wipe itself succeeded inside: every object file of the git dir it sees is gone (${out.match(/store-objects-\w+=\d+/g)?.join(' ')})`);
+      tt.match(out, /^store-refs-after=0$/m, 'and every ref file, packed-refs and log');
+      tt.match(out, / alternates=\/sandbox\/git\/live\/objects$/m, 'but not what ties its store to the host objects (objects/info/alternates is pinned)');
       tt.match(out, /Read-only file system/, "the host's own objects and refs are read-only inside");
       tt.ok(Number(/^live-objects-after=(\d+)$/m.exec(out)?.[1]) > 0, "the host's objects are all still there, seen from inside");
+      tt.match(out, /^recover=0$/m, 'the honest agent put its branch back at the tip it remembered');
+      tt.match(out, /^honest-commit=0$/m, 'and committed');
       hostRepositoryWhole(tt, o);
-      tt.equal(o.after.branch, o.before.branch, "the session's branch here stays where it was: its commit went with the objects it deleted");
-      tt.match(o.line?.['gitReturn'], { outcome: /^(none|failed)$/ }, 'the ledger says nothing came home');
+      tt.ok(o.honestOnBranch, "the agent's honest commit is on its branch in the host repository");
+      tt.notMatch(o.branchLog, /early work/, 'the early commit went with the objects the session deleted');
+      tt.match(o.line?.['gitReturn'], { outcome: 'fast-forward' }, 'the ledger says it came home');
     });
 
     t.test(`${kind}: 100 000 refs, a moved main, other branch and tag, a replace ref, a note and gc --prune=now stay in the session's store; its honest commit comes home`, req, async (tt) => {
@@ -76,6 +80,17 @@ function gitStoreLifecycleRows(t: Registrar, req: { skip: string | false }, runs
     tt.match(c.run.stdout, /wipe-objects=0/, 'the wipe ran in the container');
     tt.not(c.fsck, 0, 'git fsck --full on the copy fails afterwards');
     tt.not(c.mainAfter, 0, 'main names a missing object');
+  });
+
+  t.test('control: without the pinned alternates the same wipe cuts a store off the host objects and the honest commit fails; with them it succeeds', req, async (tt) => {
+    const c = unwrap(tt, await runs!.pinControl);
+    if (!c) return;
+    tt.match(c.pinned.stdout, / alternates=\/sandbox\/git\/live\/objects$/m, 'pinned: the alternates file survives the wipe');
+    tt.match(c.pinned.stdout, /^recover=0$/m, 'pinned: the recovery works');
+    tt.match(c.pinned.stdout, /^honest-commit=0$/m, 'pinned: the honest commit works');
+    tt.match(c.unpinned.stdout, /^store-objects-after=0 alternates=$/m, 'unpinned: the wipe took the alternates file');
+    tt.notMatch(c.unpinned.stdout, /^recover=0$/m, 'unpinned: the remembered tip is an object the store no longer sees');
+    tt.notMatch(c.unpinned.stdout, /^honest-commit=0$/m, 'unpinned: the honest commit fails');
   });
 
   t.test('a commit, then kill -9 of the launcher and its sentinel: the next launcher start brings the commit home (linked worktree)', req, async (tt) => {

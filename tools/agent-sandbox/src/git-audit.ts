@@ -8,7 +8,9 @@
  * builds the workspace (a report, not a block). All of it is printed on stderr (bounded: at
  * most 20 refs, 50 files named) and goes to the ledger line.
  */
-import { diffHostRun, diffNestedGit, finishGitStore, prepareGitStore, scanNestedGit, type NestedScan } from '@agent-sandbox/mount-plan';
+import path from 'node:path';
+import { diffHostRun, diffNestedGit, finishGitStore, maxImportRetries, prepareGitStore, scanNestedGit, type NestedScan } from '@agent-sandbox/mount-plan';
+import { ToolError } from '@agent-sandbox/shared';
 import { boundedList, describeBounded } from '@agent-sandbox/shared/bounded-list';
 import type { GitReturn, HostRunReport, MountPlanOutput, NestedGitChange, RefChange } from '@agent-sandbox/shared/schemas/mount-plan';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
@@ -37,13 +39,16 @@ export function gitReturnOf(report: ReturnType<typeof finishGitStore>): GitRetur
 
 /**
  * Prepares the store (87 when it cannot be made). A store this workspace's last session left
- * (a launcher that died before anyone finished it, a Pod's) is finished first: its branch comes
- * home before the new session starts from it.
+ * (a launcher that died before anyone finished it, a Pod's, one kept after a failed import) is
+ * finished first: its branch comes home before the new session starts from it. When that
+ * import fails again, the store stays and the session is refused (87 git-store-kept): a new
+ * session must not start from a branch that lacks the last one's commits.
  */
 export async function startGitSession(mounts: MountPlanOutput, workspace: string, sessionId: string, log: (line: string) => void): Promise<GitSession> {
   const store = mounts.gitStore;
   if (store) {
     const left = gitReturnOf(finishGitStore(store.dir, { by: 'the next session in this workspace' }));
+    if (left?.storeKept) throw keptRefusal(left.storeKept);
     if (left) for (const line of describeGitReturn(left)) log(line);
     prepareGitStore(store, sessionId);
   }
@@ -68,12 +73,34 @@ function describeRef(r: RefChange): string {
   return `${forTerminal(r.name)} (${what})`;
 }
 
+type StoreKept = NonNullable<GitReturn['storeKept']>;
+
+/** How the user imports or drops a kept store by hand. */
+export function keptRemedy(k: StoreKept): string {
+  const root = path.dirname(path.dirname(k.path));
+  return `once the cause is fixed, \`agent-sandbox workspace import ${forTerminal(path.basename(k.path))} --root ${forTerminal(root)}\` imports it; \`rm -r ${forTerminal(k.path)}\` drops its commits`;
+}
+
+/** The refusal of a session whose workspace still has a kept store that failed its import again. */
+export function keptRefusal(k: StoreKept): ToolError {
+  return new ToolError('gitMount', 'git-store-kept', `${forTerminal(k.path)} holds commits of this workspace's last session that could not be imported (${forTerminal(k.why)}); no session starts before they are home: ${keptRemedy(k)}`, { store: k.path });
+}
+
+/** Where a kept store is, what failed, and what happens next. */
+export function describeStoreKept(k: StoreKept): string {
+  const next = k.retried
+    ? `the next agent-sandbox command retries the import (${k.attempts} of ${maxImportRetries + 1} tries made)`
+    : `${k.attempts} imports failed, so it waits for you: ${keptRemedy(k)}`;
+  return `agent-sandbox: the session's commits are not home yet: ${forTerminal(k.why)}; its git store is kept with them at ${forTerminal(k.path)}; ${next}`;
+}
+
 /** The lines for stderr about the store: what did not come home, and why. Nothing when all went well. */
 export function describeGitReturn(r: GitReturn): string[] {
   const lines: string[] = [];
   const branch = forTerminal(r.branch ?? '(none)');
-  if (r.outcome === 'side-ref') lines.push(`agent-sandbox: ${branch} was not advanced: ${forTerminal(r.message ?? '')}`);
-  if (r.outcome === 'failed') lines.push(`agent-sandbox: the session's commits did not come home: ${forTerminal(r.message ?? '')}`);
+  if (r.storeKept) lines.push(describeStoreKept(r.storeKept));
+  else if (r.outcome === 'side-ref') lines.push(`agent-sandbox: ${branch} was not advanced: ${forTerminal(r.message ?? '')}`);
+  else if (r.outcome === 'failed') lines.push(`agent-sandbox: the session's commits did not come home: ${forTerminal(r.message ?? '')}`);
   if (r.outcome === 'none' && r.message && r.branch !== null) lines.push(`agent-sandbox: ${forTerminal(r.message)}`);
   const dropped = r.refsDropped;
   if (dropped.named.length > 0) {
@@ -81,7 +108,7 @@ export function describeGitReturn(r: GitReturn): string[] {
   }
   for (const kept of r.kept) lines.push(`agent-sandbox: ${forTerminal(kept)}`);
   if (r.leftInStore.named.length > 0) {
-    lines.push(`agent-sandbox: dropped with the session's store: ${describeBounded({ named: r.leftInStore.named.map((n) => forTerminal(n)), others: r.leftInStore.others })}`);
+    lines.push(`agent-sandbox: ${r.storeKept ? "left in the session's store (dropped when it goes)" : "dropped with the session's store"}: ${describeBounded({ named: r.leftInStore.named.map((n) => forTerminal(n)), others: r.leftInStore.others })}`);
   }
   return lines;
 }

@@ -2,7 +2,8 @@
  * What a dead session left is removed by the first process that can take its lock: the
  * session's sentinel right after its launcher died, or else the next launcher start (any
  * command). Removed: the container, the git store (finished as after any session: the
- * session's branch comes home through the same checked import), the staged credential copy, the copies installed in the home, the parent cgroup, the record and
+ * session's branch comes home through the same checked import; kept when that fails on this
+ * side, and retried by later starts: store-sweep.ts), the staged credential copy, the copies installed in the home, the parent cgroup, the record and
  * the lock. The session's one ledger line is written
  * with reason "abandoned", unless the launcher wrote its own before it died. What lies under a
  * directory the session could write is removed beneath it, never through a link (session-home).
@@ -17,6 +18,7 @@ import { sweepStaleParents } from '@agent-sandbox/podman-attrib';
 import { finishGitStore } from '@agent-sandbox/mount-plan';
 import type { GitReturn } from '@agent-sandbox/shared/schemas/mount-plan';
 import { describeGitReturn, gitReturnOf } from './git-audit.js';
+import { sweepGitLeftovers } from './store-sweep.js';
 import { heldLock, isLockHeld, readRecord, tryLock, type HeldLock } from './session-lock.js';
 import type { SessionRecord } from './session-record.js';
 import { sessionsDir } from './layout.js';
@@ -122,7 +124,7 @@ export async function sweepRecord(record: SessionRecord, root: string, lock: Hel
           exitCode: 137,
           outcome: 'ran',
           reason: 'abandoned',
-          message: `the launcher (pid ${record.pid}) ended before the session did; ${cause} stopped its container, ${gitReturn ? 'brought its branch home from its git store (see gitReturn), ' : ''}and removed what it had made`,
+          message: `the launcher (pid ${record.pid}) ended before the session did; ${cause} stopped its container, ${gitReturn ? (gitReturn.storeKept ? 'kept its git store (the import failed here: see gitReturn), ' : 'brought its branch home from its git store (see gitReturn), ') : ''}and removed what it had made`,
           evidence: { cause },
           peak: null,
           ...(gitReturn ? { gitReturn } : {}),
@@ -184,6 +186,9 @@ export async function sweepAbandoned(root: string, log: (line: string) => void):
   }
   // podman's working directories of launchers that were killed while podman ran.
   sweepScratchDirs();
+  // Git stores kept after an import failed on this side (retried before this start's own
+  // sweep can keep more), and the git views of older launchers.
+  sweepGitLeftovers(root, log);
   const dir = sessionsDir(root);
   let names: string[];
   try {

@@ -1,5 +1,5 @@
 /**
- * `agent-sandbox workspace new|list|rm`: the command's wiring (positionals after the command
+ * `agent-sandbox workspace new|list|rm|import`: the command's wiring (positionals after the command
  * name pick the action). Human text on stderr; `--json` prints the document on stdout.
  */
 import path from 'node:path';
@@ -7,10 +7,11 @@ import { ToolError, type CommandSpec, type RunContext } from '@agent-sandbox/sha
 import { defaultLedgerPath } from './ledger.js';
 import { defaultRoot, homeOf } from './request.js';
 import { formatWorkspaceList, workspaceList } from './workspace-list.js';
+import { workspaceImport } from './workspace-import.js';
 import { workspaceNew } from './workspace-new.js';
 import { workspaceRm } from './workspace-rm.js';
 
-const usage = 'workspace new ID --repo DIR [--branch NAME] [--from REF] | workspace list | workspace rm ID [--force]';
+const usage = 'workspace new ID --repo DIR [--branch NAME] [--from REF] | workspace list | workspace rm ID [--force] | workspace import ID';
 
 function opt(ctx: RunContext, key: string): string | undefined {
   const v = ctx.options[key];
@@ -69,13 +70,19 @@ async function runAction(ctx: RunContext) {
     ctx.log(`agent-sandbox: removed workspace ${doc.id}${doc.discarded ? ` (discarded ${doc.discarded} uncommitted paths)` : ''}; its branch ${doc.branch?.replace(/^refs\/heads\//, '') ?? ''} stays in the repository`);
     return json ? { output: doc } : {};
   }
-  throw new ToolError('usage', 'bad-flag', `workspace: expected new, list or rm, got ${JSON.stringify(action ?? '')} (${usage})`);
+  if (action === 'import') {
+    onlyFlags(ctx, 'import', ['root', 'json']);
+    const [id] = positional(ctx, 'import', 1);
+    const doc = await workspaceImport({ id: id!, root, log: ctx.log });
+    return json ? { output: doc } : {};
+  }
+  throw new ToolError('usage', 'bad-flag', `workspace: expected new, list, rm or import, got ${JSON.stringify(action ?? '')} (${usage})`);
 }
 
 export function workspaceCommand(): CommandSpec {
   return {
     name: 'workspace',
-    describe: `make, list and remove workspaces (linked worktrees under <root>/workspaces): ${usage}`,
+    describe: `make, list and remove workspaces (linked worktrees under <root>/workspaces), import a kept git store: ${usage}`,
     takesCommand: true,
     options: [
       { flag: 'repo', type: 'string', describe: 'new: the git repository the workspace is a linked worktree of' },
@@ -90,6 +97,7 @@ export function workspaceCommand(): CommandSpec {
       ['agent-sandbox workspace new fix-1 --repo ~/src/project', 'a worktree of ~/src/project on branch agent/fix-1'],
       ['agent-sandbox workspace list', 'every workspace, its branch, last session and uncommitted work'],
       ['agent-sandbox workspace rm fix-1', 'remove it (the branch stays)'],
+      ['agent-sandbox workspace import fix-1', 'import the git store a failed import kept (its commits come home)'],
     ],
     run: async (_input, ctx) => await runAction(ctx),
   };

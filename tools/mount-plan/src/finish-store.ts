@@ -10,19 +10,24 @@
  *    (store-reader.ts), and importBranch fetches the one branch from it with full checks and
  *    fast-forwards it here, or leaves it at refs/agent-sandbox/returned/<id>.
  * 3. HEAD and index (return-worktree.ts).
- * 4. The store is removed (node's rm never follows a link inside it).
- * A failed check is reported (`failed`), and the store goes all the same: what it held is what
- * the session broke itself, and it must not pile up.
+ * 4. The store is removed (node's rm never follows a link inside it), unless the import failed
+ *    for a cause outside the session's content (import-fault.ts: a lock held on the branch, a
+ *    full disk, git killed): then it is kept with its commits (kept-store.ts, `storeKept`), and
+ *    a later finish retries. A failure the session's content caused (it deleted its own
+ *    objects, or wrote one git refuses) is reported (`failed`) and the store goes: those commits
+ *    cannot come home, and the store must not pile up.
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { ToolError } from '@agent-sandbox/shared';
 import { removeBeneath } from '@agent-sandbox/shared/beneath';
 import { boundedList } from '@agent-sandbox/shared/bounded-list';
 import type { GitReturn } from '@agent-sandbox/shared/schemas/mount-plan';
-import { importBranch, restoreImportOwner, sideRefOf, type ImportResult } from './import-branch.js';
+import { importBranch, restoreImportOwner, sideRefOf } from './import-branch.js';
+import { contentFault } from './import-fault.js';
+import { recordKept, storeKeptOf, type KeptState } from './kept-store.js';
 import { manifestName, snapshotName, type StoreManifest } from './prepare-store.js';
 import { leftInStore, returnWorktreeFiles } from './return-worktree.js';
-import { buildReader } from './store-reader.js';
+import { makeReader, setReaderRef } from './store-reader.js';
 import { droppedRefs, parsePackedRefs, readStoreRefs } from './store-refs.js';
 
 export interface FinishOptions {
@@ -52,7 +57,10 @@ function readManifest(dir: string): StoreManifest | undefined {
   }
 }
 
-type Outcome = Pick<GitReturn, 'outcome' | 'from' | 'to' | 'sideRef' | 'message'>;
+type Outcome = Pick<GitReturn, 'outcome' | 'from' | 'to' | 'sideRef' | 'message'> & {
+  /** A cause outside the session's content: the store is kept for a retry. */
+  keep?: string;
+};
 
 /** Brings the branch home when it moved; the outcome in the ledger's terms. */
 function importMoved(m: StoreManifest, tip: string | undefined): Outcome {
@@ -62,12 +70,19 @@ function importMoved(m: StoreManifest, tip: string | undefined): Outcome {
   if (!oid.test(tip)) return { outcome: 'failed', from: startTip, to: null, message: `${branch} in the store is not an object id (${tip.slice(0, 60)})` };
   if (tip === startTip) return { outcome: 'unchanged', from: startTip, to: tip };
   const reader = `${m.store.dir}/import.git`;
+  let made = false;
   try {
-    buildReader(reader, `${m.store.dir}/common`, `${m.store.gitDir}/objects`, branch, tip);
-    const result: ImportResult = importBranch({ place: { gitDir: m.store.gitDir }, source: reader, ref: branch, tip, branch, sessionId: m.sessionId, unbornAtStart: startTip === null });
-    return { outcome: result.outcome, from: result.from, to: result.to, ...(result.sideRef ? { sideRef: result.sideRef } : {}), ...(result.message ? { message: result.message } : {}) };
+    makeReader(reader, `${m.store.dir}/common`, `${m.store.gitDir}/objects`);
+    made = true;
+    setReaderRef(reader, branch, tip);
+    const result = importBranch({ place: { gitDir: m.store.gitDir }, source: reader, ref: branch, tip, branch, sessionId: m.sessionId, unbornAtStart: startTip === null });
+    const outcome: Outcome = { outcome: result.outcome, from: result.from, to: result.to, ...(result.sideRef ? { sideRef: result.sideRef } : {}), ...(result.message ? { message: result.message } : {}) };
+    return result.advanceFailed ? { ...outcome, keep: `${branch} could not be advanced here: ${result.advanceFailed}` } : outcome;
   } catch (err) {
-    return { outcome: 'failed', from: startTip, to: tip, message: `${branch} was not brought home: ${(err as Error).message}` };
+    const fault = made ? contentFault(reader, tip, startTip) : undefined;
+    const why = (err as Error).message;
+    if (fault) return { outcome: 'failed', from: startTip, to: tip, message: `${branch} was not brought home: ${fault} (${why})` };
+    return { outcome: 'failed', from: startTip, to: tip, message: `${branch} was not brought home yet: ${why}`, keep: why };
   } finally {
     restoreImportOwner(m.store.gitDir, [branch, sideRefOf(m.sessionId)]);
     rmSync(reader, { recursive: true, force: true });
@@ -87,11 +102,13 @@ export function finishGitStore(dir: string, options: FinishOptions = {}): Finish
     if (lstatSync(dir, { throwIfNoEntry: false })) removeStore(dir);
     return base;
   }
+  let kept: KeptState | undefined;
   try {
     const before = new Map<string, string>();
     parsePackedRefs(readFileSync(`${dir}/${snapshotName}`, 'latin1'), before);
     const after = readStoreRefs(`${dir}/common`);
-    const outcome = importMoved(manifest, manifest.branch ? after.refs.get(manifest.branch) : undefined);
+    const { keep, ...outcome } = importMoved(manifest, manifest.branch ? after.refs.get(manifest.branch) : undefined);
+    if (keep) kept = keepStore(dir, keep);
     const worktree = returnWorktreeFiles(manifest, outcome.outcome === 'fast-forward' || outcome.outcome === 'unchanged');
     const dropped = droppedRefs(before, after.refs, manifest.branch);
     const truncated = after.truncated ? ' (the store held more refs than were read)' : '';
@@ -103,12 +120,27 @@ export function finishGitStore(dir: string, options: FinishOptions = {}): Finish
       refsDropped: dropped,
       ...worktree,
       leftInStore: boundedList(leftInStore(manifest), 20),
+      ...(kept ? { storeKept: storeKeptOf(dir, kept) } : {}),
       ...(options.by ? { by: options.by } : {}),
       prepareMs: manifest.ms,
       ms: Math.round(performance.now() - began),
     };
+  } catch (err) {
+    // Nothing foreseen: the store (and whatever commits it holds) is kept, and the error said.
+    kept ??= keepStore(dir, (err as Error).message);
+    throw err;
   } finally {
-    removeStore(dir);
+    if (!kept) removeStore(dir);
+  }
+}
+
+/** Records a failed import in the store's kept.json; a store whose state cannot be written is kept all the same. */
+function keepStore(dir: string, why: string): KeptState {
+  try {
+    return recordKept(dir, why);
+  } catch (err) {
+    const now = new Date().toISOString();
+    return { version: 1, attempts: 1, why: `${why} (and kept.json could not be written: ${(err as Error).message})`, keptAt: now, lastAt: now };
   }
 }
 

@@ -16,6 +16,9 @@
  *   whole writable state, private. `objects/info/alternates` names `/sandbox/git/live/objects`,
  *   so the host's objects are read in place, never copied; packed-refs starts as a snapshot of
  *   the host's refs (prepare-store.ts), so `git log main` works inside;
+ * - that alternates file is pinned (pinnedMounts): without it the session's git no longer sees
+ *   the host's objects, and a session that wiped its objects (`find objects -type f -delete`)
+ *   could not even recover from the tip it remembered;
  * - a linked worktree's own gitdir (`<common>/worktrees/<name>`: HEAD, index, logs/HEAD) is
  *   covered the same way by `<root>/git-stores/<id>/own`, with copies of HEAD and index;
  * - `worktrees/` and `modules/` stay read-only bind mounts of the real ones (git takes the
@@ -77,6 +80,22 @@ export interface PlannedStore {
   samePath: string[];
 }
 
+/**
+ * What ties the store to the host's objects, unchangeable inside: `objects/info/alternates` a
+ * read-only bind of itself (writes fail with EROFS, unlink and rename over it with EBUSY), and
+ * `objects` and `objects/info` binds of themselves, so that no rename of a parent moves the
+ * file away (a mount point cannot be renamed: EBUSY). Git's own writes stay inside one mount
+ * each (loose objects and packs in objects/, commit-graph and packs lists in objects/info/):
+ * gc, repack, prune, commit-graph and multi-pack-index all work (test).
+ */
+function pinnedMounts(common: string, destination: string): MountEntry[] {
+  return [
+    { source: `${common}/objects`, destination: `${destination}/objects`, readOnly: false },
+    { source: `${common}/objects/info`, destination: `${destination}/objects/info`, readOnly: false },
+    { source: `${common}/objects/info/alternates`, destination: `${destination}/objects/info/alternates`, readOnly: true },
+  ];
+}
+
 /** Read-only directories that exist are bind mounts, not symlinks (see above). */
 function boundNames(git: GitDetection): string[] {
   return [...(git.hasRegistry ? ['worktrees'] : []), ...(git.hasModules ? ['modules'] : [])];
@@ -114,6 +133,7 @@ export function planGitStore(input: StoreInput): PlannedStore {
   const mounts: MountEntry[] = [
     { source: real, destination: gitLiveMount, readOnly: true },
     { source: `${dir}/common`, destination, readOnly: false },
+    ...pinnedMounts(`${dir}/common`, destination),
   ];
   for (const name of bound) mounts.push({ source: `${real}/${name}`, destination: `${destination}/${name}`, readOnly: true });
   const samePath = git.kind === 'repo' ? [] : [real];

@@ -16,7 +16,7 @@
 import { lchownSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
-import { runGit, type GitPlace } from '@agent-sandbox/shared/git-run';
+import { runGit, type GitPlace, type GitResult } from '@agent-sandbox/shared/git-run';
 
 /** Settings for a checked fetch: the file transport only, every object into one pack (index-pack --strict checks each), and nothing run afterwards. */
 export const checkedFetchConfig = [
@@ -53,6 +53,8 @@ export interface ImportResult {
   to: string;
   sideRef?: string;
   message?: string;
+  /** The advance itself failed (a lock held on the branch, a full disk): a cause here, not a decision; the commits wait at the side ref. */
+  advanceFailed?: string;
 }
 
 /**
@@ -62,11 +64,18 @@ export interface ImportResult {
 export const sideRefOf = (sessionId: string) =>
   `refs/agent-sandbox/returned/${sessionId.replace(/\.(?=\.)/g, '_').replace(/\.lock$/i, '_lock').replace(/\.$/, '_')}`;
 
+/** What git said went wrong: its last `error:` or `fatal:` line (a lock's advice follows it), else its last line. */
+export function gitComplaint(out: GitResult): string {
+  const lines = out.stderr.trim().split('\n').filter(Boolean);
+  const said = [...lines].reverse().find((l) => /^(error|fatal): /.test(l)) ?? lines.at(-1) ?? `exit ${out.status}`;
+  return `${said}${out.signal ? ` (git was killed by ${out.signal})` : ''}`;
+}
+
 /** The default advance: compare-and-swap of the branch from what it was to the new tip. */
 function updateRef(place: ImportInput['place'], branch: string, sessionId: string): Advance {
   return (from, to) => {
     const out = runGit(place, ['update-ref', '-m', `agent-sandbox: session ${sessionId}`, branch, to, from ?? ''], { allowFail: true });
-    return out.status === 0 ? { ok: true } : { ok: false, why: out.stderr.trim().split('\n').pop() ?? `update-ref exit ${out.status}` };
+    return out.status === 0 ? { ok: true } : { ok: false, why: gitComplaint(out) };
   };
 }
 
@@ -75,7 +84,8 @@ export function importBranch(input: ImportInput): ImportResult {
   const { place, branch } = input;
   const sideRef = sideRefOf(input.sessionId);
   // A session may have written gigabytes: the fetch is given half an hour, not git-run's two minutes.
-  runGit(place, ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', input.source, `+${input.ref}:${sideRef}`], { config: checkedFetchConfig, timeoutMs: 30 * 60_000 }, { code: 'import-refused' });
+  const fetch = runGit(place, ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', input.source, `+${input.ref}:${sideRef}`], { config: checkedFetchConfig, timeoutMs: 30 * 60_000, allowFail: true });
+  if (fetch.status !== 0) throw new ToolError('usage', 'import-refused', `git fetch: ${gitComplaint(fetch)}`);
   const fetched = runGit(place, ['rev-parse', '--verify', `${sideRef}^{commit}`]).stdout.trim();
   if (fetched !== input.tip) {
     runGit(place, ['update-ref', '-d', sideRef], { allowFail: true });
@@ -92,7 +102,7 @@ export function importBranch(input: ImportInput): ImportResult {
     return keep(`${branch} was rewritten in the session or moved here meanwhile (not a fast-forward)`);
   }
   const advanced = (input.advance ?? updateRef(place, branch, input.sessionId))(from, fetched);
-  if (!advanced.ok) return keep(advanced.why);
+  if (!advanced.ok) return { ...keep(advanced.why), advanceFailed: advanced.why };
   runGit(place, ['update-ref', '-d', sideRef], { allowFail: true });
   return { outcome: 'fast-forward', from, to: fetched };
 }

@@ -7,6 +7,8 @@ export { prepareGitStore, type StoreManifest } from './prepare-store.js';
 export { finishGitStore, type FinishReport, type FinishOptions } from './finish-store.js';
 export { importBranch, restoreImportOwner, checkedFetchConfig, sideRefOf, type ImportInput, type ImportResult, type Advance } from './import-branch.js';
 export { buildReader } from './store-reader.js';
+export { readKept, maxImportRetries, retriedByNextStart, keptName, type KeptState } from './kept-store.js';
+export { contentFault } from './import-fault.js';
 export {
   findWritableConfig,
   checkWritableConfig,

@@ -11,13 +11,13 @@
  * (diffNestedGit). No symlink is followed; the workspace's own top-level `.git` is skipped.
  * Names are read as bytes and carried without loss (shared/byte-names): a directory named with
  * bytes that are not UTF-8 is walked like any other, so such a name hides no repository. Every
- * file system call gets the exact bytes back (`b()`).
+ * file system call gets the exact bytes back (`fsPath`).
  */
 import { createHash } from 'node:crypto';
-import * as nodeFs from 'node:fs/promises';
-import { fsPath, readdirNames, readdirTyped, type NamedEntry } from '@agent-sandbox/shared/byte-names';
+import { lstatSync, readlinkSync } from 'node:fs';
+import { fsPath, readdirTyped, type NamedEntry } from '@agent-sandbox/shared/byte-names';
 import type { NestedGitChange } from '@agent-sandbox/shared/schemas/mount-plan';
-import { walkBeneath } from '@agent-sandbox/shared/beneath';
+import { readBeneath, walkBeneath } from '@agent-sandbox/shared/beneath';
 import { hostRunSignature, isHostRunPath, type HostRunFile } from './host-run.js';
 
 export interface NestedGit {
@@ -38,45 +38,46 @@ export interface ScanOptions {
 
 const maxRead = 1 << 20;
 
-/** The path as the kernel has it (paths here are built from names read without loss). */
-const b = fsPath;
-
 /**
- * At most 1 MiB of a regular file. The session may still run while the first scan reads (it
- * overlaps the start), and may swap a file for a link or a FIFO between the listing and the
- * open: neither is followed (O_NOFOLLOW) nor waited on (O_NONBLOCK, then only a regular file).
+ * What is at `target` (beneath `workspace`) for a signature, following no link: the bytes of a
+ * regular file (bounded), a link's own target, or nothing. A planted `config -> /etc/...` is
+ * its link text, never the host file's contents.
  */
-async function readBoundedOrEmpty(path: string): Promise<Buffer> {
-  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = nodeFs.constants;
-  const handle = await nodeFs.open(b(path), O_RDONLY | O_NOFOLLOW | O_NONBLOCK).catch(() => undefined);
-  if (!handle) return Buffer.alloc(0);
+function readForSignature(workspace: string, target: string): string | Buffer {
+  const read = readBeneath(workspace, target, maxRead);
+  if (read.plantedLink) return `link:${read.plantedLink === target ? readlinkOrEmpty(target) : `on the way at ${read.plantedLink}`}`;
+  return read.data ?? '';
+}
+
+/** A link's own target, as hex of its bytes (it may not be UTF-8). */
+function readlinkOrEmpty(p: string): string {
   try {
-    if (!(await handle.stat()).isFile()) return Buffer.alloc(0);
-    const buffer = Buffer.alloc(maxRead);
-    const { bytesRead } = await handle.read(buffer, 0, maxRead, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
+    return readlinkSync(fsPath(p), 'buffer').toString('hex');
+  } catch {
+    return '';
   }
 }
 
-/** What the host's git would take from a git dir: its config, commondir, worktree config, hooks. */
-async function gitDirSignature(dir: string): Promise<string> {
+/**
+ * What the host's git would take from a git dir: its config, commondir, worktree config, HEAD,
+ * hooks. Every read resolves beneath the workspace without following a link (beneath.ts): a
+ * `hooks -> /home/<user>/...` the agent planted is signed as that link, and the host directory
+ * it names is never listed.
+ */
+function gitDirSignature(workspace: string, dir: string): string {
   const hash = createHash('sha256');
   for (const name of ['config', 'commondir', 'config.worktree', 'HEAD']) {
-    const info = await nodeFs.lstat(b(`${dir}/${name}`)).catch(() => undefined);
-    hash.update(`${name}\0${info?.isSymbolicLink() ? `link:${(await nodeFs.readlink(b(`${dir}/${name}`), 'buffer')).toString('hex')}` : ''}\0`);
-    if (info?.isFile()) hash.update(await readBoundedOrEmpty(`${dir}/${name}`));
+    hash.update(`${name}\0`);
+    hash.update(readForSignature(workspace, `${dir}/${name}`));
+    hash.update('\0');
   }
-  let hooks: string[] = [];
-  try {
-    hooks = readdirNames(`${dir}/hooks`);
-  } catch {
-    // no hooks directory
-  }
-  for (const hook of hooks.sort((x, y) => (x < y ? -1 : 1))) {
-    const info = await nodeFs.lstat(b(`${dir}/hooks/${hook}`)).catch(() => undefined);
-    hash.update(`hook\0${hook}\0${info?.size ?? 0}\0${info?.mtimeMs ?? 0}\0${info?.mode ?? 0}\0`);
+  const hooks = walkBeneath(workspace, `${dir}/hooks`);
+  if (hooks.link) hash.update(`hooks\0link:${hooks.link === `${dir}/hooks` ? readlinkOrEmpty(hooks.link) : hooks.link}\0`);
+  else if (hooks.stats?.isDirectory()) {
+    for (const hook of listDir(`${dir}/hooks`).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const info = lstatSync(fsPath(`${dir}/hooks/${hook.name}`), { throwIfNoEntry: false });
+      hash.update(`hook\0${hook.name}\0${info?.size ?? 0}\0${info?.mtimeMs ?? 0}\0${info?.mode ?? 0}\0`);
+    }
   }
   return hash.digest('hex');
 }
@@ -126,7 +127,7 @@ export async function scanNestedGit(workspace: string, options: ScanOptions = {}
     const names = new Set(list.map((d) => d.name));
     // Not below a .git (never entered): a directory git itself would take for a bare repository.
     if (rel !== '' && names.has('HEAD') && names.has('objects') && names.has('refs')) {
-      entries.push({ path: rel, type: 'bare', signature: await gitDirSignature(dir) });
+      entries.push({ path: rel, type: 'bare', signature: gitDirSignature(workspace, dir) });
       hooksOf(workspace, rel, hostRun);
     }
     for (const entry of list) {
@@ -134,12 +135,12 @@ export async function scanNestedGit(workspace: string, options: ScanOptions = {}
       const child = `${workspace}/${childRel}`;
       if (entry.name === '.git') {
         if (rel === '') continue;
-        if (entry.type.isSymbolicLink()) entries.push({ path: childRel, type: 'symlink', signature: (await nodeFs.readlink(b(child), 'buffer')).toString('hex') });
+        if (entry.type.isSymbolicLink()) entries.push({ path: childRel, type: 'symlink', signature: readlinkOrEmpty(child) });
         else if (entry.type.isDirectory()) {
-          entries.push({ path: childRel, type: 'gitdir', signature: await gitDirSignature(child) });
+          entries.push({ path: childRel, type: 'gitdir', signature: gitDirSignature(workspace, child) });
           hooksOf(workspace, childRel, hostRun);
         } else if (entry.type.isFile()) {
-          entries.push({ path: childRel, type: 'gitfile', signature: createHash('sha256').update(await readBoundedOrEmpty(child)).digest('hex') });
+          entries.push({ path: childRel, type: 'gitfile', signature: createHash('sha256').update(readForSignature(workspace, child)).digest('hex') });
         }
         continue;
       }

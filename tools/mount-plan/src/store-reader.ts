@@ -63,14 +63,24 @@ function takeObjects(store: string, into: string): number {
 
 /**
  * Makes `<dir>` a bare repository holding the objects of the git dir `store` (a store's
- * `common/`; a directory without `objects/` gives none), borrowing `hostObjects`, with `ref` at
- * `tip`. Throws when the tip is not an object it has (the session removed it).
+ * `common/`; a directory without `objects/` gives none), borrowing `hostObjects`. Throws only
+ * for causes on this side (git init, a link or copy that fails): never for what the store holds.
  */
-export function buildReader(dir: string, store: string, hostObjects: string, ref: string, tip: string): { objects: number } {
+export function makeReader(dir: string, store: string, hostObjects: string): { objects: number } {
   rmSync(dir, { recursive: true, force: true });
   runGit({}, ['init', '--quiet', '--bare', dir], {}, { exit: 'internal', code: 'reader-init-failed' });
   writeFileSync(`${dir}/objects/info/alternates`, `${hostObjects}\n`);
-  const objects = existsSync(store) ? takeObjects(store, `${dir}/objects`) : 0;
+  return { objects: existsSync(store) ? takeObjects(store, `${dir}/objects`) : 0 };
+}
+
+/** The reader's one ref at `tip`. Throws when the tip is not an object it has (the session removed it). */
+export function setReaderRef(dir: string, ref: string, tip: string): void {
   runGit({ gitDir: dir }, ['update-ref', ref, tip], {}, { code: 'import-refused' });
-  return { objects };
+}
+
+/** makeReader, then setReaderRef. */
+export function buildReader(dir: string, store: string, hostObjects: string, ref: string, tip: string): { objects: number } {
+  const made = makeReader(dir, store, hostObjects);
+  setReaderRef(dir, ref, tip);
+  return made;
 }

@@ -57,6 +57,9 @@ t.test("plain repo: .git is the session's own store; the host's git dir is only 
     rw(ws, '/sandbox/workspaces/s1'),
     ro(`${ws}/.git`, '/sandbox/git/live'),
     rw(`${store}/common`, inside),
+    rw(`${store}/common/objects`, `${inside}/objects`),
+    rw(`${store}/common/objects/info`, `${inside}/objects/info`),
+    ro(`${store}/common/objects/info/alternates`, `${inside}/objects/info/alternates`),
   ]);
   t.same(doc.git, { kind: 'repo', gitDir: `${ws}/.git`, commonDir: `${ws}/.git` });
   t.same(doc.gitStore.copies, ['HEAD', 'index'], 'the worktree state is copied in (and the index, checked, back)');
@@ -65,7 +68,7 @@ t.test("plain repo: .git is the session's own store; the host's git dir is only 
   t.notOk(doc.gitConfig.some((e: any) => e.key === 'gc.packRefs'), 'packed-refs is the store\'s own: gc may pack refs');
   await git(['worktree', 'add', '-q', `${base}/elsewhere`], ws);
   doc = await plan({ workspace: ws, root, sessionId: 's1' });
-  t.same(doc.mounts.at(-1), ro(`${ws}/.git/worktrees`, `${inside}/worktrees`), 'the registry of other worktrees goes read-only');
+  t.same(doc.mounts.filter((m: any) => m.destination === `${inside}/worktrees`), [ro(`${ws}/.git/worktrees`, `${inside}/worktrees`)], 'the registry of other worktrees goes read-only');
 });
 
 t.test('linked worktree: the common dir and its own gitdir are the store, the real ones read-only, the registry ro, .git ro', async (t) => {
@@ -84,6 +87,9 @@ t.test('linked worktree: the common dir and its own gitdir are the store, the re
       rw(tree.workspace, '/sandbox/workspaces/s1'),
       ro(`${tree.workspace}/.git`, '/sandbox/workspaces/s1/.git'),
       rw(`${store}/common`, c),
+      rw(`${store}/common/objects`, `${c}/objects`),
+      rw(`${store}/common/objects/info`, `${c}/objects/info`),
+      ro(`${store}/common/objects/info/alternates`, `${c}/objects/info/alternates`),
       ro(`${c}/worktrees`, `${c}/worktrees`),
       rw(`${store}/own`, g),
       rw(tree.workspace, tree.workspace),
@@ -91,6 +97,11 @@ t.test('linked worktree: the common dir and its own gitdir are the store, the re
     ].sort((a, b) => (a.destination < b.destination ? -1 : 1)),
   );
   t.notOk(doc.mounts.some((m: any) => !m.readOnly && (m.source === c || m.source.startsWith(`${c}/`))), 'nothing of the real common dir is mounted read-write');
+  t.same(
+    doc.mounts.filter((m: any) => m.source.startsWith(`${store}/common/objects`)).map((m: any) => [m.destination.slice(c.length), m.readOnly]),
+    [['/objects', false], ['/objects/info', false], ['/objects/info/alternates', true]],
+    "what ties the store to the host's objects is pinned: the alternates file read-only, its directories mount points (no rename moves them)",
+  );
   const depth = (p: string) => p.split('/').length;
   t.ok(
     doc.mounts.every((m: any, i: number) => doc.mounts.slice(0, i).every((p: any) => !p.destination.startsWith(`${m.destination}/`))),

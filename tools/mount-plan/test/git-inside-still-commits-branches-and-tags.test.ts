@@ -1,7 +1,9 @@
 // The protections cost the agent little: inside a real container as uid 1000 it commits,
 // branches, tags, merges, cherry-picks, reverts, rebases, stashes, deletes refs (packed ones
-// too), packs refs and runs gc, all in its own store. What fails, fails loudly: writing the
-// repository config. Afterwards the host gains its branch and nothing else.
+// too), packs refs, runs gc, repack, commit-graph and multi-pack-index (objects/ and
+// objects/info/ are mount points that pin the alternates file), all in its own store. What
+// fails, fails loudly: writing the repository config. Afterwards the host gains its branch and
+// nothing else.
 import t from 'tap';
 import { lstat, readFile } from 'node:fs/promises';
 import { imageExists, tempDir } from '@agent-sandbox/testkit';
@@ -28,6 +30,9 @@ const steps: [string, string][] = [
   ['branch -D of a packed branch', 'git branch -D packed'],
   ['pack-refs', 'git pack-refs --all'],
   ['gc', 'git gc -q --prune=now'],
+  ['repack', 'git repack -q -a -d -l'],
+  ['commit-graph', 'G="$(git rev-parse --git-common-dir)/objects/info/commit-graph" && rm -f "$G" && git commit-graph write --reachable && test -s "$G"'],
+  ['multi-pack-index', 'git multi-pack-index write'],
   ['worktree prune', 'git worktree prune'],
 ];
 

@@ -158,7 +158,7 @@ export const GitReturn = Closed({
   branch: Type.Union([Type.String(), Type.Null()], { description: "the session's branch: the one checked out at start (null: a detached HEAD, nothing comes home)" }),
   outcome: Type.Union(
     [Type.Literal('fast-forward'), Type.Literal('unchanged'), Type.Literal('side-ref'), Type.Literal('none'), Type.Literal('failed')],
-    { description: 'fast-forward: the branch advanced; side-ref: rewritten or moved here meanwhile, kept at refs/agent-sandbox/returned/<id>; none: no branch to bring; failed: the checked fetch refused it' },
+    { description: 'fast-forward: the branch advanced; side-ref: rewritten or moved here meanwhile (or the branch could not be advanced: storeKept), kept at refs/agent-sandbox/returned/<id>; none: no branch to bring; failed: not imported (the session broke its store; or, with storeKept, a cause on the host: retried)' },
   ),
   from: Type.Union([Type.String(), Type.Null()], { description: 'the branch here before the import' }),
   to: Type.Union([Type.String(), Type.Null()], { description: "the session's tip" }),
@@ -168,6 +168,17 @@ export const GitReturn = Closed({
   copiedBack: Type.Array(Type.String(), { description: "the worktree's own files brought back (index)" }),
   kept: Type.Array(Type.String(), { description: "the worktree's own files the host kept, each with why" }),
   leftInStore: Bounded(Type.String(), 20, 'what the session made at the top of its git dirs (an unfinished rebase, a planted config): removed with the store'),
+  storeKept: Type.Optional(
+    Closed(
+      {
+        path: Type.String({ description: 'the store, kept: <root>/git-stores/<id>' }),
+        why: Type.String({ description: 'what failed (a cause outside the session\'s content: a lock held here, a full disk, git killed)' }),
+        attempts: Type.Integer({ minimum: 1, description: 'imports tried so far' }),
+        retried: Type.Boolean({ description: 'true: the next launcher start retries the import; false: it waits for the user (agent-sandbox workspace import <id>)' }),
+      },
+      { description: "the import failed for a cause outside the session's content: the store and its commits are kept, not removed" },
+    ),
+  ),
   by: Type.Optional(Type.String({ description: 'who imported it when not the launcher itself: its sentinel, the next launcher start' })),
   prepareMs: Type.Number({ minimum: 0, description: "making the store before the session: the host's refs snapshot, links, copies of HEAD and index" }),
   ms: Type.Number({ minimum: 0, description: 'the import: fetch, checks, ref update, removal of the store' }),

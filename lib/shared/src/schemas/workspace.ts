@@ -1,9 +1,10 @@
 /**
- * Contracts of the launcher's workspaces (tools/agent-sandbox: `workspace new|list|rm`) and of
+ * Contracts of the launcher's workspaces (tools/agent-sandbox: `workspace new|list|rm|import`) and of
  * the work a dispatched session carries to its node and back (git bundles over the forced
  * command). One schema each; types derive from them.
  */
 import { AbsolutePath, Closed, Type, type Static } from '../schema.js';
+import { GitReturn } from './mount-plan.js';
 
 const WorkspaceId = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', description: 'the workspace id: <root>/workspaces/<id>' });
 const ObjectId = Type.String({ pattern: '^[0-9a-f]{40}$', description: 'a git commit id (sha-1)' });
@@ -95,6 +96,16 @@ export const WorkspaceRmOutput = Closed(
   { $id: 'agent-sandbox.workspace-rm' },
 );
 export type WorkspaceRmOutput = Static<typeof WorkspaceRmOutput>;
+
+export const WorkspaceImportOutput = Closed(
+  {
+    ok: Type.Literal(true),
+    id: WorkspaceId,
+    gitReturn: GitReturn,
+  },
+  { $id: 'agent-sandbox.workspace-import', description: 'the kept git store of a workspace, imported (a store that fails again stays: 87 git-store-kept)' },
+);
+export type WorkspaceImportOutput = Static<typeof WorkspaceImportOutput>;
 
 /** The bundle a dispatching launcher sends after its request line: exactly `bytes` bytes on stdin. */
 export const WorkOffer = Closed({
