@@ -5,4 +5,4 @@
  */
 import './pin-environment.js';
 
-export { run } from './tool.js';
+export { run } from './commands/index.js';

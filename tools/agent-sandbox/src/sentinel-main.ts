@@ -4,8 +4,8 @@
  * of that record (so running it by hand cannot touch a session), and nothing when the launcher
  * had already finished (no record). Output goes nowhere: there is no one left to read it.
  */
-import { sweepRecord, heldLockOnFd } from './sweep.js';
-import { readRecord } from './session-lock.js';
+import { sweepRecord, heldLockOnFd } from './recovery/sweep.js';
+import { readRecord } from './workspace/lock.js';
 
 async function main(): Promise<void> {
   const [recordFile, root] = process.argv.slice(2);

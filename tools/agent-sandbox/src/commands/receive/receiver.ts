@@ -1,0 +1,144 @@
+/**
+ * The node side of ssh dispatch: `agent-sandbox receive`, installed as the forced command of
+ * the dispatch key (authorized_keys: `restrict,command="agent-sandbox receive ..."`). The key
+ * can do two things: hand a session request to the same forward path as a local `run`, and
+ * fetch the commits a session it ran added (`{"kind":"return",...}`, serve-return.ts). What
+ * the client asked to execute (SSH_ORIGINAL_COMMAND) is ignored. A request naming another
+ * node's machine-id is refused (90).
+ *
+ * The request is the first line on stdin. When it carries work (a bundle of the workspace's
+ * branch), exactly the announced bytes follow (receive-work.ts). The client keeps stdin open
+ * for the whole session: end of file means the connection is gone (the dispatching launcher or
+ * its ssh was killed), and the session is stopped, with reason "abandoned".
+ */
+import { ToolError, parseJsonDocument, validateDocument } from '@agent-sandbox/shared';
+import { SessionRequest, type LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
+import { ReturnRequest, type WorkTransfer } from '@agent-sandbox/shared/validators/workspace';
+import { guardPath } from '@agent-sandbox/path-guard';
+import { hostName, readMachineId } from '../../dispatch/hosts.js';
+import { launch, refuseRequest } from '../../launch.js';
+import type { LaunchIo } from '../../session/launch-io.js';
+import { layoutFor } from '../../workspace/layout.js';
+import type { LaunchRequest } from '../../session/request.js';
+import { acceptWork, collectWork, type AcceptedWork, type ByteSource } from '../../dispatch/receive-work.js';
+import { serveReturn } from '../../dispatch/serve-return.js';
+import { lockWorkspace, type HeldLock } from '../../workspace/lock.js';
+import { receiverStartedTag, receiverVerdictTag } from '../../dispatch/ssh.js';
+import { sweepAbandoned } from '../../recovery/sweep.js';
+
+export interface ReceiverConfig {
+  root: string;
+  ledgerFile: string;
+  logDir: string;
+  machineIdFile: string;
+  /** The largest bundle this node reads (receive --bundle-max). */
+  bundleMaxBytes: number;
+  /** Where a return request's bundle goes (the process's stdout). */
+  stdout: () => NodeJS.WritableStream;
+}
+
+/** The client's side of the channel: the request's line, the bytes after it, and a signal for the end of the connection. */
+export interface Channel extends ByteSource {
+  firstLine: () => Promise<string>;
+  closed: AbortSignal;
+  /** Stops watching the connection (the receiver is done). */
+  close: () => void;
+}
+
+/** Parses and checks a request; refusals before acceptance are 80 (malformed) or 90 (wrong node). */
+export function acceptRequest(text: string, machineId: string): SessionRequest | ReturnRequest {
+  const doc = parseJsonDocument(text, 'request');
+  const isReturn = typeof doc === 'object' && doc !== null && (doc as { kind?: unknown }).kind === 'return';
+  const request = isReturn ? validateDocument(ReturnRequest, doc, 'request') : validateDocument(SessionRequest, doc, 'request');
+  if (request.nodeMachineId !== machineId) {
+    throw new ToolError('policy', 'wrong-node', `request is meant for node ${request.nodeMachineId}, this node is ${machineId}; refused`);
+  }
+  return request;
+}
+
+function launchRequestOf(request: SessionRequest, config: ReceiverConfig): LaunchRequest {
+  return {
+    mode: 'receive',
+    runtime: request.runtime,
+    workspace: request.workspaceId,
+    root: config.root,
+    ...(request.account ? { account: request.account } : {}),
+    limits: request.limits,
+    diskGiven: true,
+    image: request.image,
+    ...(request.agentBin ? { agentBin: request.agentBin } : {}),
+    agentArgs: request.agentArgs,
+    network: 'none',
+    // The node decides what its sessions reach: the runtime's own list, through its own broker.
+    egress: 'runtime',
+    allowHosts: [],
+    allowExpiring: false,
+    gitRoots: [],
+    verbose: request.verbose === true,
+    registryFile: '/dev/null',
+    registryExplicit: false,
+    ledgerFile: config.ledgerFile,
+    logDir: config.logDir,
+    machineIdFile: config.machineIdFile,
+    selfArgv: [],
+  };
+}
+
+/** Runs one received request; returns the exit status (the agent's, or ours). */
+export async function receive(channel: Channel, config: ReceiverConfig, io: LaunchIo): Promise<number> {
+  try {
+    return await receiveOn(channel, config, io);
+  } finally {
+    channel.close();
+  }
+}
+
+/** Takes the workspace's lock and the work that follows the request; a refusal is the session's one line (80, 92, ...). */
+async function takeWork(channel: Channel, request: SessionRequest, config: ReceiverConfig): Promise<{ lock: HeldLock; accepted: AcceptedWork }> {
+  const root = (await guardPath({ path: config.root, root: config.root, kind: 'directory' })).resolved;
+  await sweepAbandoned(root, () => undefined).catch(() => []);
+  const layout = layoutFor(root, request.workspaceId);
+  const lock = lockWorkspace(layout.lockFile, layout.recordFile, layout.sessionId, 'receiving a dispatched workspace');
+  try {
+    return { lock, accepted: await acceptWork(channel, request.work!, root, request.workspaceId, config.bundleMaxBytes) };
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+async function receiveOn(channel: Channel, config: ReceiverConfig, io: LaunchIo): Promise<number> {
+  const machineId = readMachineId(config.machineIdFile);
+  const request = acceptRequest(await channel.firstLine(), machineId);
+  if (request.kind === 'return') return await serveReturn(request, config.root, config.stdout());
+  io.log(`${receiverStartedTag}${request.workspaceId}`);
+  const host = hostName();
+  const launchRequest = launchRequestOf(request, config);
+  let verdict: LedgerLine | undefined;
+  const sessionIo: LaunchIo = { ...io, host, stop: channel.closed, remote: { machineId, host }, onVerdict: (line) => (verdict = line) };
+  let taken: { lock: HeldLock; accepted: AcceptedWork } | undefined;
+  let work: WorkTransfer | undefined;
+  let exitCode: number;
+  try {
+    if (request.work) {
+      try {
+        taken = await takeWork(channel, request, config);
+      } catch (err) {
+        exitCode = refuseRequest(launchRequest, err, { ...sessionIo, work: { branch: request.work.branch } });
+        io.log(`${receiverVerdictTag}${JSON.stringify(verdict ?? {})}`);
+        return exitCode;
+      }
+    }
+    exitCode = await launch(launchRequest, { ...sessionIo, ...(taken ? { lock: taken.lock, work: taken.accepted.transfer } : {}) });
+    if (taken) {
+      work = await collectWork(taken.accepted, verdict?.runId).catch((err: Error) => ({ ...taken!.accepted.transfer, message: `the node could not collect the session's work: ${err.message}` }));
+    }
+  } finally {
+    taken?.lock.release();
+  }
+  io.log(`${receiverVerdictTag}${JSON.stringify({ ...(verdict ?? {}), ...(work ? { work } : {}) })}`);
+  return exitCode;
+}
+
+/** The default cap on a received bundle. */
+export const defaultBundleMax = '1g';

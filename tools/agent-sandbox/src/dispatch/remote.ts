@@ -1,0 +1,101 @@
+/**
+ * Dispatch to another node: only identities and paths cross, never a credential's bytes. The
+ * node's receiver runs the same forward path as a local run and returns its verdict; the
+ * ledger line here records it (host, remote verdict) as this launch's one line.
+ */
+import { ExitCode, ToolError } from '@agent-sandbox/shared';
+import { forTerminal } from '@agent-sandbox/shared/terminal-text';
+import type { HostEntry, LedgerLine, SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import type { SessionIdentity } from '../session/compose.js';
+import type { LaunchIo } from '../session/launch-io.js';
+import type { LaunchRequest } from '../session/request.js';
+import { dispatchOverSsh } from './ssh.js';
+import { bringBack, prepareWork, type CarriedWork } from './carry-work.js';
+import type { WorkOffer } from '@agent-sandbox/shared/schemas/workspace';
+import { openExecLog } from '../session/exec-log.js';
+import { ranLine, recordVerdict, refusedLine } from '../ledger/verdict.js';
+
+/** The fields of a launch request the node's receiver takes (everything else is the node's own). */
+export function sessionRequestOf(request: LaunchRequest, host: HostEntry, work?: WorkOffer): SessionRequest {
+  return {
+    version: 1,
+    nodeMachineId: host.machineId,
+    runtime: request.runtime,
+    workspaceId: request.workspace,
+    ...(request.account ? { account: request.account } : {}),
+    limits: request.limits,
+    image: request.image,
+    ...(request.agentBin ? { agentBin: request.agentBin } : {}),
+    agentArgs: request.agentArgs,
+    ...(work ? { work } : {}),
+    ...(request.verbose ? { verbose: true } : {}),
+  };
+}
+
+function checkDispatchable(request: LaunchRequest, host: HostEntry): void {
+  if (request.workspace.includes('/')) {
+    throw new ToolError('usage', 'remote-workspace-path', `--workspace: a remote host (${host.name}) takes a workspace id under its own <root>/workspaces, not a local path (${request.workspace})`);
+  }
+  if (request.network !== 'none' || request.allowExpiring || request.gitRoots.length > 0 || request.allowHosts.length > 0 || request.egress !== 'runtime' || request.caFile) {
+    // None crosses ssh: a namespace is a node-local name, the node's own credential policy
+    // decides about expiring tokens, and which directories may be mounted is the node's call.
+    // The node also decides what its sessions reach: its own broker, its own allowlist.
+    throw new ToolError('usage', 'local-only-flag', `--network, --egress, --allow-host, --ca-file, --allow-expiring and --git-root apply to sessions on this machine only, not on ${host.name}`);
+  }
+}
+
+
+export async function launchRemote(request: LaunchRequest, host: HostEntry, io: LaunchIo, identity: SessionIdentity): Promise<number> {
+  checkDispatchable(request, host);
+  // A workspace made here travels with the session (and is locked here until its commits are back).
+  const work = await prepareWork(request);
+  try {
+    return await dispatch(request, host, io, identity, work);
+  } finally {
+    work?.release();
+  }
+}
+
+async function dispatch(request: LaunchRequest, host: HostEntry, io: LaunchIo, identity: SessionIdentity, work: CarriedWork | undefined): Promise<number> {
+  if (work) io.progress(`agent-sandbox: sending ${work.offer.branch} (${work.sent.bytes} bytes) to ${host.name}`);
+  const targets = { ledgerFile: request.ledgerFile, ...(request.resultFile ? { resultFile: request.resultFile } : {}) };
+  const logPath = request.mode === 'exec' ? openExecLog(request.logDir, identity.sessionId) : undefined;
+  if (logPath) io.printStdout(`${logPath}\n`);
+  io.progress(`agent-sandbox: dispatching to ${host.name} over ssh`);
+  const result = await dispatchOverSsh(host, sessionRequestOf(request, host, work?.offer), {
+    stdout: logPath ? { file: logPath, append: true } : 'inherit',
+    stderr: io.log,
+    ...(work ? { payload: work.bundleFile } : {}),
+  });
+  if (!result.started) {
+    if (result.exitCode === 255) {
+      throw new ToolError('unreachable', 'ssh-failed', `ssh to ${host.name} failed before the remote side started: ${result.stderrTail.split('\n').slice(-2).join(' | ') || 'no message'}`);
+    }
+    // The receiver refused before accepting (usage, wrong node): its status stands.
+    const err = new ToolError('usage', 'receiver-refused', result.stderrTail.split('\n').pop() ?? 'refused');
+    recordVerdict(targets, { ...refusedLine(identity, err).line, exitCode: result.exitCode <= 255 ? result.exitCode : ExitCode.internal }, io.log);
+    return result.exitCode;
+  }
+  const v = (result.verdict ?? {}) as Partial<LedgerLine>;
+  const transfer = work ? await bringBack(work, host, result.verdict ? v : undefined) : undefined;
+  if (transfer?.fetched === 'fast-forward') io.progress(`agent-sandbox: ${transfer.branch} advanced to ${transfer.returned?.tip.slice(0, 12)} with the session's commits`);
+  if (transfer?.message) io.log(`agent-sandbox: ${forTerminal(transfer.message)}`);
+  const exitCode = result.exitCode === 255 && v.exitCode !== undefined ? v.exitCode : result.exitCode;
+  const line = ranLine(
+    { ...identity, account: v.account ?? identity.account, containment: v.containment ?? null, ...(v.limits ? { limits: v.limits } : {}) },
+    {
+      exitCode,
+      endedAt: new Date().toISOString(),
+      reason: v.reason ?? 'unknown',
+      ...(v.message ? { message: v.message } : {}),
+      evidence: v.evidence ?? {},
+      peak: v.peak ?? null,
+      ...(logPath ? { logPath } : {}),
+      remote: { ...(v.remote ?? {}), via: 'ssh', verdict: result.verdict ? 'received' : 'missing', ...(v.runId ? { runId: v.runId } : {}) },
+      ...(transfer ? { work: transfer } : {}),
+      ...(v.entrypoint ? { entrypoint: v.entrypoint } : {}),
+    },
+  );
+  recordVerdict(targets, v.outcome === 'refused' ? { ...line, outcome: 'refused' } : line, io.log);
+  return exitCode;
+}

@@ -1,0 +1,42 @@
+/**
+ * The session ledger: one JSON line per session (schema agent-sandbox.ledger-line) appended
+ * to its own file, default ${XDG_STATE_HOME:-~/.local/state}/agent-sandbox/ledger.jsonl
+ * (flag --ledger). Never stdout: stdout belongs to the agent. Written on every path,
+ * refusals included; a line is one write(2) with O_APPEND, so concurrent sessions interleave
+ * whole lines.
+ */
+import { appendFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { validateDocument } from '@agent-sandbox/shared';
+import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
+import { boundLine } from './bound.js';
+import { rotateLedger } from './rotate.js';
+
+export type { LedgerLine };
+
+export function defaultLedgerPath(env: NodeJS.ProcessEnv, home: string): string {
+  const state = env['XDG_STATE_HOME'] && path.isAbsolute(env['XDG_STATE_HOME']) ? env['XDG_STATE_HOME'] : path.join(home, '.local', 'state');
+  return path.join(state, 'agent-sandbox', 'ledger.jsonl');
+}
+
+/** The line as it is written: cut to under 64 KiB when it is over (ledger-bound.ts). */
+export function boundedLedgerLine(line: LedgerLine): LedgerLine {
+  return boundLine(line, (l) => LedgerLine(l));
+}
+
+/**
+ * Bounds the line (under 64 KiB), validates it against its schema (a bad line is a bug, 91),
+ * and appends it; returns what was written.
+ */
+export function appendLedger(file: string, line: LedgerLine): LedgerLine {
+  const bounded = validateDocument(LedgerLine, boundedLedgerLine(line), 'ledger');
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  rotateLedger(file, Buffer.byteLength(JSON.stringify(bounded)) + 1);
+  appendFileSync(file, `${JSON.stringify(bounded)}\n`, { mode: 0o600 });
+  return bounded;
+}
+
+/** The exit status as a ledger value: the agent's status is 0..255, ours 80..91. */
+export function ledgerExit(code: number): number {
+  return Number.isInteger(code) && code >= 0 && code <= 255 ? code : 91;
+}

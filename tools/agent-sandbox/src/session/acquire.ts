@@ -1,0 +1,90 @@
+/**
+ * What a session holds on the host while it runs, taken in order and given back in reverse on
+ * every path: the staged credential copy, the session home's installed copies, the git-dir
+ * store (mount-plan: everything git writes inside goes there; its branch comes home after), the
+ * egress broker (the session's only way out), the parent cgroup. A refusal at any step after staging leaves nothing. (The lock, the record and the
+ * sentinel are the launcher's: they outlive these, until the ledger line is written.)
+ */
+import path from 'node:path';
+import { removeBeneath } from '@agent-sandbox/shared/beneath';
+import { forTerminal } from '@agent-sandbox/shared/terminal-text';
+import { prepareAttribution, untilParentEmpty, type Attribution } from '@agent-sandbox/podman-attrib';
+import { stageCredentials } from '@agent-sandbox/cred-stage';
+import type { CredStageStageInput } from '@agent-sandbox/shared/schemas/cred-stage';
+import type { MountPlanOutput } from '@agent-sandbox/shared/schemas/mount-plan';
+import { startGitSession, type GitSession } from '../git/audit.js';
+import { startEgress, type EgressPlan, type RunningEgress } from '../egress/broker.js';
+import { stageCaFile } from '../egress/ca-file.js';
+import type { SessionLayout } from '../workspace/layout.js';
+import { reach, type FaultHooks } from './faults.js';
+import { prepareHome, scrubHome, type PlantedLink } from '../workspace/home.js';
+
+export interface Acquired {
+  prepared: Attribution;
+  git: GitSession;
+  egress: RunningEgress;
+  /** Links the session planted on the home's clean-up paths, removed as links: filled by release(). */
+  planted: PlantedLink[];
+  /** Gives back what was taken, in reverse order; idempotent, never throws. */
+  release(): Promise<void>;
+}
+
+export interface AcquireInput {
+  layout: SessionLayout;
+  /** cred-stage's input for this session (the one the preflight planned with). */
+  stageInput: CredStageStageInput;
+  /** Host paths of the copies the container will install in the home. */
+  installed: string[];
+  /** mount-plan's plan: its git store is made here and finished (the branch brought home) on release. */
+  mounts: MountPlanOutput;
+  /** The session's network: its broker is started here and stopped on release. */
+  egress: EgressPlan;
+  env: NodeJS.ProcessEnv;
+  log: (line: string) => void;
+  faults?: FaultHooks;
+  /** Called with the parent cgroup once it exists (the launcher records it). */
+  onParent?: (cgroupParent: string, cidfile: string) => void;
+}
+
+export async function acquire(input: AcquireInput): Promise<Acquired> {
+  const { layout } = input;
+  const undo: (() => unknown)[] = [];
+  const planted: PlantedLink[] = [];
+  const release = async () => {
+    while (undo.length > 0) {
+      try {
+        await undo.pop()!();
+      } catch (err) {
+        input.log(`agent-sandbox: cleanup: ${forTerminal((err as Error).message)}`);
+      }
+    }
+  };
+  try {
+    await reach(input.faults, 'staging');
+    // Beneath <root>/secrets, never through a link (it is mounted read-only, so none is expected).
+    undo.push(() => removeBeneath(path.dirname(layout.stageDir), layout.stageDir));
+    await stageCredentials(input.stageInput, { env: input.env });
+    // --ca-file's checked bytes, beside the credential copy (removed with the stage dir).
+    if (input.egress.ca) await stageCaFile(input.egress.ca);
+    await reach(input.faults, 'staged');
+    prepareHome(layout.home, process.geteuid?.() ?? 0);
+    undo.push(() => planted.push(...scrubHome(layout.home, input.installed)));
+    const git = await startGitSession(input.mounts, layout.workspace, layout.sessionId, input.log);
+    undo.push(() => git.finish());
+    const egress = await startEgress(input.egress, layout.sessionId);
+    undo.push(() => egress.stop());
+    const prepared = prepareAttribution({ sessionId: layout.sessionId });
+    // conmon and podman's own clean-up leave the parent after podman run returned; under load
+    // that takes seconds, so the parent is removed once they are out.
+    undo.push(async () => {
+      await untilParentEmpty(prepared.layout);
+      prepared.cleanup();
+    });
+    input.onParent?.(prepared.cgroupParent, prepared.cidfile);
+    await git.ready();
+    return { prepared, git, egress, planted, release };
+  } catch (err) {
+    await release();
+    throw err;
+  }
+}

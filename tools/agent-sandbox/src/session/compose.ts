@@ -1,0 +1,121 @@
+/**
+ * The session plan, composed without side effects from what the request, the layout and the
+ * preflight established: the mounts (mount-plan's, plus cred-stage's read-only staging mounts),
+ * the run plan for sandbox-run, and its exact podman argv. `plan` prints it, `kube` turns it
+ * into a Pod, and `run`/`exec` run it. The only way the agent's command is ever started is as
+ * the command of this run plan, i.e. inside a podman container.
+ */
+import type { Limits } from '@agent-sandbox/shared/limits';
+import { agentUser, containerEntrypointLog, containerHome, containerPath, entrypointLogEnvName, sessionEnvName } from '@agent-sandbox/shared/container-layout';
+import { runtimes, type RuntimeName } from '@agent-sandbox/shared/runtimes';
+import type { ContainmentMode } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import type { CredStagePlanOutput } from '@agent-sandbox/shared/schemas/cred-stage';
+import type { MountEntry, MountPlanOutput } from '@agent-sandbox/shared/schemas/mount-plan';
+import type { RunPlan } from '@agent-sandbox/shared/schemas/sandbox-run';
+import { orderMounts } from '@agent-sandbox/mount-plan';
+import { buildRunArgv, type RunFacts } from '@agent-sandbox/sandbox-run';
+import type { SessionLayout } from '../workspace/layout.js';
+import type { LaunchRequest } from './request.js';
+import { egressMount, proxyEnv, relayPrefix, type EgressPlan } from '../egress/broker.js';
+import { caEnv, caMount } from '../egress/ca-file.js';
+
+/** Who and what a session is: the fields its plan output and its ledger line both state. */
+export interface SessionIdentity {
+  runId: string;
+  sessionId: string;
+  runtime: RuntimeName;
+  account: string | null;
+  host: string;
+  containment: ContainmentMode | null;
+  image: string;
+  limits: Limits;
+  startedAt: string;
+}
+
+export interface SessionPlan {
+  identity: SessionIdentity;
+  egress: EgressPlan;
+  layout: SessionLayout;
+  credentials: CredStagePlanOutput;
+  mounts: MountPlanOutput;
+  /** Every mount the container gets, in mount order (mount-plan's and the staged credentials). */
+  allMounts: MountEntry[];
+  runPlan: RunPlan;
+  argv: string[];
+  /** Values behind the launcher's own names in runPlan.env (git's command-scope config, the proxy URLs): not secrets. */
+  containerEnv: Record<string, string>;
+}
+
+export interface ComposeInput {
+  request: Pick<LaunchRequest, 'runtime' | 'image' | 'agentBin' | 'agentArgs' | 'network' | 'mode'> & { verbose?: boolean };
+  egress: EgressPlan;
+  identity: SessionIdentity;
+  layout: SessionLayout;
+  credentials: CredStagePlanOutput;
+  mounts: MountPlanOutput;
+  facts: RunFacts;
+  /** The caller's environment: which of the runtime's variable names are set. */
+  env: NodeJS.ProcessEnv;
+  tty: boolean;
+}
+
+/** The command run inside the container: the runtime's CLI (or --agent-bin) and the agent's args. */
+export function containerCommand(request: Pick<LaunchRequest, 'runtime' | 'agentBin' | 'agentArgs'>): string[] {
+  return [request.agentBin ?? runtimes[request.runtime].binary, ...request.agentArgs];
+}
+
+/** The environment the container gets besides the names passed through from the caller. */
+export function containerEnvOf(plan: Pick<SessionPlan, 'containerEnv' | 'identity'>): Record<string, string> {
+  return { ...plan.containerEnv, [sessionEnvName]: plan.identity.sessionId };
+}
+
+export function composePlan(input: ComposeInput): SessionPlan {
+  const { request, identity, layout, credentials, mounts, egress } = input;
+  const socketMount = egress.socketDir ? [{ source: egress.socketDir, destination: egressMount, readOnly: true }] : [];
+  const caMounts = egress.ca ? [{ source: egress.ca.staged, destination: caMount, readOnly: true }] : [];
+  const allMounts = orderMounts([...mounts.mounts, ...credentials.mounts, ...socketMount, ...caMounts]);
+  const passed = runtimes[request.runtime].env.filter((name) => input.env[name] !== undefined);
+  // A quiet terminal: the entrypoint's own lines go to a file in the home (read into the ledger), unless --verbose.
+  const quiet: Record<string, string> = request.verbose ? {} : { [entrypointLogEnvName]: containerEntrypointLog };
+  const containerEnv = { ...mounts.env, ...proxyEnv(egress), ...caEnv(egress.ca), ...quiet };
+  const runPlan: RunPlan = {
+    image: identity.image,
+    sessionId: layout.sessionId,
+    name: layout.containerName,
+    network: request.network,
+    mounts: allMounts,
+    limits: {
+      memory: identity.limits.memory,
+      memorySwap: identity.limits.memorySwap,
+      pids: identity.limits.pids,
+      cpus: identity.limits.cpus,
+      cpuShares: identity.limits.cpuShares,
+    },
+    env: [...new Set([...passed, ...Object.keys(containerEnv), sessionEnvName])],
+    command: [...relayPrefix(egress), ...containerCommand(request)],
+    tty: input.tty,
+    interactive: request.mode === 'run',
+    workdir: mounts.workdir,
+    user: agentUser,
+    // podman run --rm: attribution reads only what outlives the container (exit status, the
+    // parent cgroup, the kernel and event logs), so no second podman process removes it.
+    remove: true,
+  };
+  return {
+    identity,
+    egress,
+    layout,
+    credentials,
+    mounts,
+    allMounts,
+    runPlan,
+    argv: buildRunArgv(runPlan, input.facts),
+    containerEnv,
+  };
+}
+
+/** The environment a Pod gets for the same plan (kube): PATH and HOME, which podman sets itself; the entrypoint's lines stay in the Pod's log. */
+export function podEnv(plan: SessionPlan): Record<string, string> {
+  const { [entrypointLogEnvName]: _quiet, ...env } = containerEnvOf(plan);
+  return { PATH: containerPath, HOME: containerHome, ...env };
+}

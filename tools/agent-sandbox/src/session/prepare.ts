@@ -1,0 +1,96 @@
+/**
+ * Preflight once, then compose: every check that can refuse a session runs here, before
+ * anything is staged, chowned or started. The host (limits enforceable 88, a runtime 83, the
+ * image 82, podman's storage 83, the ledger 83, room for the disk ceiling 88), the credential
+ * (85: planned, not yet copied), the mounts (86, 87) and --ca-file (86, 80: read and checked
+ * here, copied at acquire). Then the plan, composed purely.
+ */
+import { planCredentials } from '@agent-sandbox/cred-stage';
+import { planMounts } from '@agent-sandbox/mount-plan';
+import { hostPreflight, type RunFacts } from '@agent-sandbox/sandbox-run';
+import { parseDuration } from '@agent-sandbox/shared/limits';
+import type { CredStageStageInput } from '@agent-sandbox/shared/schemas/cred-stage';
+import { composePlan, type SessionIdentity, type SessionPlan } from './compose.js';
+import type { SessionLayout } from '../workspace/layout.js';
+import { checkLedgerWritable, checkStorageWritable, checkSubuids, diskCeiling } from './preflight.js';
+import type { LaunchRequest } from './request.js';
+import { installedPaths } from '../workspace/home.js';
+import { egressPlanOf } from '../egress/broker.js';
+import { recordedGitRoots } from '../workspace/record.js';
+import { readCaFile } from '../egress/ca-file.js';
+
+export interface PreparedSession {
+  plan: SessionPlan;
+  facts: RunFacts;
+  stageInput: CredStageStageInput;
+  /** Host paths of the credential copies the container installs in the home. */
+  installed: string[];
+}
+
+export interface PrepareIo {
+  env: NodeJS.ProcessEnv;
+  user: string;
+  stdinIsTTY: boolean;
+  stdoutIsTTY: boolean;
+}
+
+/** cred-stage's input for a session: staged under the session's own directory, valid for its whole timeout. */
+export function stageInputFor(request: LaunchRequest, layout: SessionLayout, identity: SessionIdentity): CredStageStageInput {
+  return {
+    runtime: request.runtime,
+    stageDir: layout.stageDir,
+    sessionSeconds: parseDuration('--timeout', identity.limits.timeout),
+    ...(request.account ? { account: request.account } : {}),
+    ...(request.allowExpiring ? { allowExpiring: true } : {}),
+  };
+}
+
+/**
+ * The host's own checks, which only read (limits enforceable 88, a runtime 83, the image 82,
+ * subordinate ids 83): they come first, before the workspace's lock, so a host that cannot
+ * contain anything says so before anything is created.
+ */
+export async function preflightHost(request: LaunchRequest, io: PrepareIo): Promise<RunFacts> {
+  const facts = await hostPreflight(request.image);
+  checkSubuids(process.geteuid?.() ?? 0, io.user);
+  return facts;
+}
+
+/** The checks that need the workspace's lock held: they create the ledger or read the root's room. */
+export function preflightSession(request: LaunchRequest, layout: SessionLayout): LaunchRequest['limits'] {
+  checkLedgerWritable(request.ledgerFile);
+  checkStorageWritable();
+  return diskCeiling(request.limits, request.diskGiven, layout.root);
+}
+
+/** Plans the credential and the mounts (85, 86, 87) and composes the session plan. */
+export async function composeSession(
+  request: LaunchRequest,
+  layout: SessionLayout,
+  identity: SessionIdentity,
+  facts: RunFacts,
+  io: PrepareIo,
+): Promise<PreparedSession> {
+  const stageInput = stageInputFor(request, layout, identity);
+  const credentials = await planCredentials(stageInput, { env: io.env });
+  // A workspace made by `workspace new` brings its repository's common dir as a git root.
+  const gitRoots = [...request.gitRoots, ...(await recordedGitRoots(layout.root, layout.sessionId, layout.workspace))];
+  const mounts = await planMounts({
+    workspace: layout.workspace,
+    root: layout.root,
+    sessionId: layout.sessionId,
+    ...(gitRoots.length > 0 ? { gitRoots: [layout.root, ...gitRoots] } : {}),
+  });
+  const withAccount = { ...identity, account: credentials.identity.account };
+  const tty = request.mode === 'run' && io.stdinIsTTY && io.stdoutIsTTY;
+  const ca = request.caFile ? await readCaFile(request.caFile, layout.stageDir) : undefined;
+  const egress = egressPlanOf(request, layout.sessionId, identity.runId, ca);
+  const plan = composePlan({ request, egress, identity: withAccount, layout, credentials, mounts, facts, env: io.env, tty });
+  return { plan, facts, stageInput, installed: installedPaths(layout.home, credentials.install) };
+}
+
+/** The lock-held preflight, then compose: what `run`, `exec` and `receive` do before acquiring anything. */
+export async function prepareSession(request: LaunchRequest, layout: SessionLayout, identity: SessionIdentity, facts: RunFacts, io: PrepareIo): Promise<PreparedSession> {
+  const limits = preflightSession(request, layout);
+  return await composeSession(request, layout, { ...identity, limits }, facts, io);
+}
