@@ -1,11 +1,11 @@
 // The launcher's library surface (for tests and other callers); bin/agent-sandbox runs cli.ts.
 export { launch } from './launch.js';
 export type { LaunchIo } from './session/launch-io.js';
-export { parseRequest, defaultImage, defaultRoot, sessionFlags, type LaunchRequest, type Mode } from './session/request.js';
+export { parseRequest, defaultImage, defaultRoot, defaultRegistryPath, sessionFlags, type LaunchRequest, type Mode } from './session/request.js';
 export { composePlan, containerCommand, type SessionPlan, type SessionIdentity } from './session/compose.js';
 export { receive, acceptRequest, type ReceiverConfig, type Channel } from './commands/receive/receiver.js';
 export { buildSshArgv, knownHostsLine, dispatchOverSsh, receiverStartedTag, receiverVerdictTag } from './dispatch/ssh.js';
-export { loadRegistry, pickHost, probeSsh, readMachineId, seatRole, defaultRegistryPath } from './dispatch/hosts.js';
+export { loadRegistry, pickHost, probeSsh, readMachineId, seatRole } from './dispatch/hosts.js';
 export { appendLedger, boundedLedgerLine, defaultLedgerPath } from './ledger/append.js';
 export { boundLine, maxLineBytes } from './ledger/bound.js';
 export { rotateLedger, rotatedLedger, ledgerRotateBytes } from './ledger/rotate.js';

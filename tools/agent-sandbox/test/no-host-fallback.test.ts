@@ -111,7 +111,7 @@ t.test('the launcher spawns nothing but podman (via sandbox-run), ssh and its pr
     'launch.ts': [], // crypto through the shared builtins: the run id
     'session/preflight.ts': ["captureCommand('dmesg'"],
     'recovery/sentinel.ts': ["spawn('/bin/sh'"], // waits on a pipe; on the launcher's death runs sentinel-main.js (cleanup, no agent)
-    'workspace/lock.ts': ["spawnSync('flock'"], // util-linux flock on the lock file's descriptor
+    // (the workspace lock's util-linux flock runs in lib/shared/src/flock.ts)
     'dispatch/ssh.ts': ['execa(bin!', 'execa(bin!'], // the session's ssh, and the one that fetches its commits back
     'commands/plan.ts': [], // crypto: the plan's run id
     'commands/index.ts': [], // crypto: a refusal's run id

@@ -5,19 +5,12 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { ToolError, parseJsonDocument, validateDocument } from '@agent-sandbox/shared';
 import { net } from '@agent-sandbox/shared/builtins';
 import { HostsRegistry, type HostEntry } from '@agent-sandbox/shared/validators/agent-sandbox';
 
 export const seatRole = 'agent-seat';
 export const localHostName = 'local';
-
-/** Default registry location: ${XDG_CONFIG_HOME:-~/.config}/agent-sandbox/hosts.json (flag --hosts). */
-export function defaultRegistryPath(env: NodeJS.ProcessEnv, home: string): string {
-  const base = env['XDG_CONFIG_HOME'] && path.isAbsolute(env['XDG_CONFIG_HOME']) ? env['XDG_CONFIG_HOME'] : path.join(home, '.config');
-  return path.join(base, 'agent-sandbox', 'hosts.json');
-}
 
 /** This machine's identity (/etc/machine-id), the key the receiver checks requests against. */
 export function readMachineId(file = '/etc/machine-id'): string {

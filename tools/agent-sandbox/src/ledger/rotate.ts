@@ -10,7 +10,7 @@
  * is ever deleted but the file two rotations old.
  */
 import { renameSync, statSync } from 'node:fs';
-import { tryLock } from '../workspace/lock.js';
+import { tryLock } from '@agent-sandbox/shared/flock';
 
 export const ledgerRotateBytes = 64 * 2 ** 20;
 

@@ -6,9 +6,24 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { toErrorDocument } from '@agent-sandbox/shared';
 import type { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
-import type { SessionIdentity } from '../session/compose.js';
+import type { Limits } from '@agent-sandbox/shared/limits';
+import type { RuntimeName } from '@agent-sandbox/shared/runtimes';
+import type { ContainmentMode } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import { appendLedger, boundedLedgerLine, ledgerExit } from './append.js';
+
+/** Who and what a session is: the fields its plan output and its ledger line both state. */
+export interface SessionIdentity {
+  runId: string;
+  sessionId: string;
+  runtime: RuntimeName;
+  account: string | null;
+  host: string;
+  containment: ContainmentMode | null;
+  image: string;
+  limits: Limits;
+  startedAt: string;
+}
 
 export interface VerdictTargets {
   ledgerFile: string;

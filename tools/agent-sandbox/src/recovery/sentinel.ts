@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { childProcess } from '@agent-sandbox/shared/builtins';
 import { systemPath } from '@agent-sandbox/shared/podman';
-import type { HeldLock } from '../workspace/lock.js';
+import type { HeldLock } from '@agent-sandbox/shared/flock';
 import { distDir } from '../package-dir.js';
 
 export interface Sentinel {

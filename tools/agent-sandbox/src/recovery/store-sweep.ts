@@ -18,7 +18,8 @@ import type { GitReturn } from '@agent-sandbox/shared/schemas/mount-plan';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import { describeGitReturn, gitReturnOf, keptRemedy } from '../git/audit.js';
 import { layoutFor, sessionsDir } from '../workspace/layout.js';
-import { ensureSessionsDir, isLockHeld, noteHolder, tryLock } from '../workspace/lock.js';
+import { isLockHeld, tryLock } from '@agent-sandbox/shared/flock';
+import { ensureSessionsDir, noteHolder } from '../workspace/lock.js';
 
 const idPattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 

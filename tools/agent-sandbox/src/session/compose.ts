@@ -5,32 +5,20 @@
  * into a Pod, and `run`/`exec` run it. The only way the agent's command is ever started is as
  * the command of this run plan, i.e. inside a podman container.
  */
-import type { Limits } from '@agent-sandbox/shared/limits';
 import { agentUser, containerEntrypointLog, containerHome, containerPath, entrypointLogEnvName, sessionEnvName } from '@agent-sandbox/shared/container-layout';
-import { runtimes, type RuntimeName } from '@agent-sandbox/shared/runtimes';
-import type { ContainmentMode } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import { runtimes } from '@agent-sandbox/shared/runtimes';
 import type { CredStagePlanOutput } from '@agent-sandbox/shared/schemas/cred-stage';
 import type { MountEntry, MountPlanOutput } from '@agent-sandbox/shared/schemas/mount-plan';
 import type { RunPlan } from '@agent-sandbox/shared/schemas/sandbox-run';
 import { orderMounts } from '@agent-sandbox/mount-plan';
 import { buildRunArgv, type RunFacts } from '@agent-sandbox/sandbox-run';
 import type { SessionLayout } from '../workspace/layout.js';
+import type { SessionIdentity } from '../ledger/verdict.js';
 import type { LaunchRequest } from './request.js';
 import { egressMount, proxyEnv, relayPrefix, type EgressPlan } from '../egress/broker.js';
 import { caEnv, caMount } from '../egress/ca-file.js';
 
-/** Who and what a session is: the fields its plan output and its ledger line both state. */
-export interface SessionIdentity {
-  runId: string;
-  sessionId: string;
-  runtime: RuntimeName;
-  account: string | null;
-  host: string;
-  containment: ContainmentMode | null;
-  image: string;
-  limits: Limits;
-  startedAt: string;
-}
+export type { SessionIdentity };
 
 export interface SessionPlan {
   identity: SessionIdentity;

@@ -4,7 +4,7 @@
  */
 import type { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { WorkTransfer } from '@agent-sandbox/shared/schemas/workspace';
-import type { HeldLock } from '../workspace/lock.js';
+import type { HeldLock } from '@agent-sandbox/shared/flock';
 import type { FaultHooks } from './faults.js';
 import type { Progress } from './progress.js';
 

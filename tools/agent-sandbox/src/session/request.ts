@@ -10,7 +10,6 @@ import { ToolError } from '@agent-sandbox/shared';
 import { defaultLimits, limitsFrom, type Limits } from '@agent-sandbox/shared/limits';
 import { runtimeNames, isRuntimeName, type RuntimeName } from '@agent-sandbox/shared/runtimes';
 import { parseEntry } from '@agent-sandbox/egress-proxy/allowlist';
-import { defaultRegistryPath } from '../dispatch/hosts.js';
 import { defaultLedgerPath } from '../ledger/append.js';
 
 /** run: the agent owns the terminal; exec: output to a log, its path on stdout; receive: the ssh receiver. */
@@ -60,6 +59,12 @@ export interface LaunchRequest {
 export function homeOf(env: NodeJS.ProcessEnv): string {
   const home = env['HOME'];
   return home && path.isAbsolute(home) ? home : os.userInfo().homedir;
+}
+
+/** Default registry location: ${XDG_CONFIG_HOME:-~/.config}/agent-sandbox/hosts.json (flag --hosts). */
+export function defaultRegistryPath(env: NodeJS.ProcessEnv, home: string): string {
+  const base = env['XDG_CONFIG_HOME'] && path.isAbsolute(env['XDG_CONFIG_HOME']) ? env['XDG_CONFIG_HOME'] : path.join(home, '.config');
+  return path.join(base, 'agent-sandbox', 'hosts.json');
 }
 
 /** The default permitted root: $HOME/sandbox (flag --root overrides; no env var does). */

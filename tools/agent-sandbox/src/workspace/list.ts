@@ -11,7 +11,7 @@ import type { WorkspaceEntry, WorkspaceListOutput } from '@agent-sandbox/shared/
 import { detectGit } from '@agent-sandbox/mount-plan';
 import { runGit, uncommittedPaths, type GitPlace } from '../git/run.js';
 import { checkWorkspaceId, layoutFor } from './layout.js';
-import { isLockHeld } from './lock.js';
+import { isLockHeld } from '@agent-sandbox/shared/flock';
 import { listWorkspaceRecords, type WorkspaceRecord } from './record.js';
 
 /** The last ledger line of each session id, read from the ledger's last `tailBytes` (it only grows). */

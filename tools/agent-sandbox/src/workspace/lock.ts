@@ -4,28 +4,17 @@
  * `kube`, is refused with 92 naming the running session), and a record beside it that says
  * what the session made, so a sweep can clean up after an owner that died.
  *
- * The lock is flock(2) on <root>/sessions/<id>.lock, taken by util-linux `flock` on a file
- * descriptor this process opened and keeps: the lock belongs to the open file, so it is
- * released by the kernel when the last process holding that descriptor ends, however it ends
- * (SIGKILL and the OOM killer included). A stale lock therefore cannot exist; a lock that can
- * be taken means its owner (and its sentinel, which inherits the descriptor) is gone.
+ * The lock is flock(2) on <root>/sessions/<id>.lock (lib/shared/src/flock.ts): released by the
+ * kernel when the last process holding its descriptor ends, however it ends, so a stale lock
+ * cannot exist; a lock that can be taken means its owner (and its sentinel, which inherits the
+ * descriptor) is gone.
  */
-import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync, lstatSync, constants } from 'node:fs';
+import { ftruncateSync, lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
-import { childProcess } from '@agent-sandbox/shared/builtins';
-import { systemPath } from '@agent-sandbox/shared/podman';
+import { tryLock, type HeldLock } from '@agent-sandbox/shared/flock';
 import type { SessionRecord } from './session-record.js';
-
-export interface HeldLock {
-  fd: number;
-  file: string;
-  /** Removes the lock file and closes the descriptor (idempotent). */
-  release(): void;
-}
-
-const busyStatus = 75;
 
 /** The sessions directory: a real directory owned by us, never a link a session could plant. */
 export function ensureSessionsDir(dir: string): void {
@@ -36,89 +25,6 @@ export function ensureSessionsDir(dir: string): void {
   }
   const info = lstatSync(dir);
   if (info.isSymbolicLink() || !info.isDirectory()) throw new ToolError('unsafePath', 'sessions-dir-unsafe', `${dir} is a symlink or not a directory`);
-}
-
-/** flock --nonblock on an open descriptor: 'locked', 'busy', or throws when flock cannot run. */
-function flockFd(fd: number): 'locked' | 'busy' {
-  const out = childProcess().spawnSync('flock', ['--nonblock', '--conflict-exit-code', String(busyStatus), '3'], {
-    stdio: ['ignore', 'ignore', 'pipe', fd],
-    env: { PATH: systemPath },
-    timeout: 10_000,
-  });
-  if (out.status === 0) return 'locked';
-  if (out.status === busyStatus) return 'busy';
-  const why = out.error ? out.error.message : `exit ${out.status}: ${String(out.stderr ?? '').trim()}`;
-  throw new ToolError('startFailed', 'lock-failed', `cannot lock ${fd}: util-linux flock failed (${why}); install util-linux`);
-}
-
-/**
- * Takes the lock of `file`, or returns undefined when another process holds it. The inode
- * check makes a lock on a file that was unlinked (by the previous owner's release) meaningless:
- * it is retried on the file now at that path.
- */
-export function tryLock(file: string): HeldLock | undefined {
-  for (let attempt = 0; attempt < 5; attempt += 1) {
-    const fd = openSync(file, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
-    let state: 'locked' | 'busy';
-    try {
-      state = flockFd(fd);
-    } catch (err) {
-      closeSync(fd);
-      throw err;
-    }
-    if (state === 'busy') {
-      closeSync(fd);
-      return undefined;
-    }
-    let current: number | undefined;
-    try {
-      current = statSync(file).ino;
-    } catch {
-      current = undefined;
-    }
-    if (current === fstatSync(fd).ino) return heldLock(fd, file);
-    closeSync(fd);
-  }
-  throw new ToolError('startFailed', 'lock-failed', `cannot take the lock ${file}: it was replaced five times in a row`);
-}
-
-/** A lock this process holds on `fd` (taken here, or inherited by the sentinel). */
-export function heldLock(fd: number, file: string): HeldLock {
-  let open = true;
-  return {
-    fd,
-    file,
-    release() {
-      if (!open) return;
-      open = false;
-      rmSync(file, { force: true });
-      closeSync(fd);
-    },
-  };
-}
-
-/**
- * Whether some process holds a flock on `file` now, read from /proc/locks: unlike taking the
- * lock to see, this can never make the holder's own attempt fail (a launcher between opening
- * its lock file and locking it would otherwise see "busy").
- */
-export function isLockHeld(file: string): boolean {
-  let info;
-  try {
-    info = statSync(file);
-  } catch {
-    return false;
-  }
-  const major = Math.floor(info.dev / 256) & 0xfff;
-  const minor = (info.dev & 0xff) | (Math.floor(info.dev / 4096) & 0xfff00);
-  const id = `${major.toString(16).padStart(2, '0')}:${minor.toString(16).padStart(2, '0')}:${info.ino}`;
-  let table = '';
-  try {
-    table = readFileSync('/proc/locks', 'utf8');
-  } catch {
-    return true; // cannot tell: treat as held, never touch it
-  }
-  return table.split('\n').some((line) => /\bFLOCK\b/.test(line) && line.split(/\s+/).includes(id));
 }
 
 /** Who holds the lock, as the holder wrote it into the lock file right after taking it. */

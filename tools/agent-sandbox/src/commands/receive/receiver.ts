@@ -22,7 +22,8 @@ import { layoutFor } from '../../workspace/layout.js';
 import type { LaunchRequest } from '../../session/request.js';
 import { acceptWork, collectWork, type AcceptedWork, type ByteSource } from '../../dispatch/receive-work.js';
 import { serveReturn } from '../../dispatch/serve-return.js';
-import { lockWorkspace, type HeldLock } from '../../workspace/lock.js';
+import type { HeldLock } from '@agent-sandbox/shared/flock';
+import { lockWorkspace } from '../../workspace/lock.js';
 import { receiverStartedTag, receiverVerdictTag } from '../../dispatch/ssh.js';
 import { sweepAbandoned } from '../../recovery/sweep.js';
 
