@@ -16,6 +16,9 @@ export function Closed<T extends TProperties>(properties: T, options: ObjectOpti
 /** An absolute path (starts with "/"); containment is path-guard's job, not the schema's. */
 export const AbsolutePath = Type.String({ minLength: 1, pattern: '^/', description: 'an absolute path' });
 
+/** A container's network: none, or a network namespace the caller made; never the host's or a bridge. */
+export const ContainerNetwork = Type.String({ pattern: '^(none|ns:/run/netns/[A-Za-z0-9_.-]+)$', description: '"none" (default) or "ns:/run/netns/<name>"' });
+
 /** The error document every tool writes on failure. */
 export const ErrorDocumentSchema = Type.Object(
   {

@@ -1,7 +1,10 @@
-// The launcher's library surface (for tests and other callers); bin/agent-sandbox runs cli.ts.
-export { launch } from './launch.js';
+// The launcher's library surface (package.json exports "." only): for tests, the fault
+// injection driver and other callers. bin/agent-sandbox runs cli.ts.
+export { launch, planSession } from './launch.js';
 export type { LaunchIo } from './session/launch-io.js';
-export { parseRequest, defaultImage, defaultRoot, defaultRegistryPath, sessionFlags, type LaunchRequest, type Mode } from './session/request.js';
+export { requestOf, requestOfSession, sessionRequestOf, crossingSsh, defaultImage, defaultRoot, defaultRegistryPath, type LaunchRequest, type Mode } from './session/request.js';
+export { parseRequest, sessionFlags, sessionOptions } from './commands/session-flags.js';
+export { sessionIdentity } from './session/identity.js';
 export { composePlan, containerCommand, type SessionPlan, type SessionIdentity } from './session/compose.js';
 export { receive, acceptRequest, type ReceiverConfig, type Channel } from './commands/receive/receiver.js';
 export { buildSshArgv, knownHostsLine, dispatchOverSsh, receiverStartedTag, receiverVerdictTag } from './dispatch/ssh.js';
@@ -9,11 +12,16 @@ export { loadRegistry, pickHost, probeSsh, readMachineId, seatRole } from './dis
 export { appendLedger, boundedLedgerLine, defaultLedgerPath } from './ledger/append.js';
 export { boundLine, maxLineBytes } from './ledger/bound.js';
 export { rotateLedger, rotatedLedger, ledgerRotateBytes } from './ledger/rotate.js';
+export { recentLines } from './ledger/read.js';
+export { describeEnd, describeRefused } from './ledger/describe.js';
+export { ranLine, refusedLine, type SessionEnd } from './ledger/verdict.js';
+export { sessionEnd } from './session/end.js';
 export { kubeManifest, podManifest, networkPolicy, brokerConfigMap, brokerConfigKey, memoryQuantity, cpuQuantity, pidsAnnotation } from './commands/kube/manifest.js';
-export { resolveLayout, layoutFor, sessionsDir } from './workspace/layout.js';
+export { resolveLayout, layoutFor, sessionsDir, workspaceIdOf, checkWorkspaceId } from './workspace/layout.js';
 export { sweepAbandoned, ledgerHasRun } from './recovery/sweep.js';
 export { watchDisk, duBytes, countNames, filesCeiling, pollPeriodMs, type DiskUsage } from './disk/watch.js';
 export type { SessionStep, FaultHooks } from './session/faults.js';
 export * from './session/preflight.js';
 export { makeTool, run } from './commands/index.js';
+export { formatLog } from './commands/log.js';
 export { applyRetention, planRetention, defaultRetention, type RetentionPolicy, type RetentionResult } from './ledger/retention.js';

@@ -1,149 +1,141 @@
 /**
- * The launcher's one forward path, shared by `run`, `exec` and the ssh receiver:
+ * The launcher's one forward path, shared by `run`, `exec` and the ssh receiver; `plan` and
+ * `kube` run its first steps with the same functions and stop before acquiring anything. The
+ * sequence is:
  *
- *   request -> sweep -> host pick -> layout -> lock -> preflight -> compose -> record + sentinel
- *     -> acquire (stage, home, cgroup) -> run -> attribute -> release -> one ledger line
+ *   1. sweep what dead sessions left                           recovery/sweep.ts
+ *   2. refuse a launcher inside a session                      session/preflight.ts
+ *   3. pick the host; another node: dispatch the session there dispatch/hosts.ts, dispatch/remote.ts
+ *   4. NoNewPrivs 1: hand this same command to systemd-run     session/preflight.ts (nnp-probe)
+ *   5. the layout and the host's own checks (no lock yet)      session/prepare.ts checkHost
+ *   6. hold the workspace: lock, record, sentinel              recovery/hold.ts
+ *   7. the checks that need the lock; plan and compose         session/prepare.ts prepareSession
+ *   8. acquire: credential, home, git store, broker, cgroup    session/contain.ts, acquire.ts
+ *   9. run the container, watch it, attribute its end          session/run.ts
+ *  10. release in reverse; read what the session left          session/contain.ts, end.ts
+ *  11. one ledger line, and the last stderr line in words      ledger/verdict.ts, ledger/describe.ts
  *
  * Every path, refusals included, ends in exactly one ledger line and, when asked, the verdict
  * file. There is no branch that runs the agent outside a container: the agent's argv only ever
  * travels inside the run plan given to sandbox-run.
  */
-import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { ExitCode } from '@agent-sandbox/shared';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
-import { crypto } from '@agent-sandbox/shared/builtins';
-import type { RunHooks } from '@agent-sandbox/sandbox-run';
+import type { ContainmentMode, LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import { ToolError } from '@agent-sandbox/shared';
 import { execWithHandoff, realDeps } from '@agent-sandbox/nnp-probe';
-import { acquire } from './session/acquire.js';
-import { describeGitAudit, type GitAudit } from './git/audit.js';
-import { describeEgress, egressSocketDir } from './egress/broker.js';
-import { sessionEnd } from './session/end.js';
-import type { EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
-import { clearEntrypointLog, takeEntrypointLog, type TakenLog } from './session/entrypoint-log.js';
-import { describePlanted } from './workspace/home.js';
-import { openExecLog } from './session/exec-log.js';
-import type { SessionIdentity } from './session/compose.js';
-import { reach } from './session/faults.js';
-import { loadRegistry, pickHost, readMachineId } from './dispatch/hosts.js';
-import { resolveLayout, workspaceIdOf, type SessionLayout } from './workspace/layout.js';
-import { checkNoNewPrivs, checkRecursion, containmentMode, probeNoNewPrivs } from './session/preflight.js';
-import type { LaunchIo } from './session/launch-io.js';
+import { hostFor, type PickedHost } from './dispatch/hosts.js';
 import { launchRemote } from './dispatch/remote.js';
-import type { LaunchRequest } from './session/request.js';
-import { runSession, type SessionRun } from './session/run.js';
+import { egressSocketDir } from './egress/broker.js';
+import { describeEnd } from './ledger/describe.js';
 import { applyRetention } from './ledger/retention.js';
-import { preflightHost, prepareSession, type PreparedSession } from './session/prepare.js';
-import { lockWorkspace, writeRecord } from './workspace/lock.js';
-import type { SessionRecord } from './workspace/session-record.js';
-import { startSentinel } from './recovery/sentinel.js';
+import { ranLine, recordVerdict, refusedLine, type SessionIdentity } from './ledger/verdict.js';
+import { holdWorkspace } from './recovery/hold.js';
 import { sweepAbandoned } from './recovery/sweep.js';
-import { ranLine, recordVerdict, refusedLine, type SessionEnd } from './ledger/verdict.js';
-
-
-/** Who the session is before anything was resolved (what a refusal's line can say). */
-function requestIdentity(request: LaunchRequest, host: string): SessionIdentity {
-  return {
-    runId: crypto().randomBytes(8).toString('hex'),
-    sessionId: workspaceIdOf(request.workspace),
-    runtime: request.runtime,
-    account: request.account ?? null,
-    host,
-    containment: null,
-    image: request.image,
-    limits: request.limits,
-    startedAt: new Date().toISOString(),
-  };
-}
+import { containSession } from './session/contain.js';
+import { reach } from './session/faults.js';
+import { sessionIdentity } from './session/identity.js';
+import type { LaunchIo } from './session/launch-io.js';
+import { checkNoNewPrivs, checkRecursion, containmentMode, probeNoNewPrivs } from './session/preflight.js';
+import { checkHost, prepareSession, type PreparedSession } from './session/prepare.js';
+import type { LaunchRequest } from './session/request.js';
+import type { SessionLayout } from './workspace/layout.js';
+import type { SessionRecord } from './workspace/session-record.js';
 
 /**
  * The whole launch. Returns the exit status: the agent's own, unchanged, or ours (80..92)
  * with the cause on stderr, in the ledger and in --result-file.
  */
 export async function launch(request: LaunchRequest, io: LaunchIo): Promise<number> {
-  let identity = requestIdentity(request, io.host ?? 'unknown');
-  const targets = { ledgerFile: request.ledgerFile, ...(request.resultFile ? { resultFile: request.resultFile } : {}) };
+  let identity = sessionIdentity(request, io.host ?? 'unknown');
   try {
-    await sweepAbandoned(request.root, io.log).catch(() => []);
-    checkRecursion(io.env);
-    if (!io.host) {
-      const machineId = readMachineId(request.machineIdFile);
-      const registry = loadRegistry(request.registryFile, request.registryExplicit, machineId);
-      io.progress('agent-sandbox: picking a host');
-      const picked = await pickHost(registry, { ...(request.host ? { name: request.host } : {}), machineId, onProgress: io.progress });
-      identity = { ...identity, host: picked.host.name };
-      if (!picked.local) return await launchRemote(request, picked.host, io, identity);
-    }
-    const nnp = await probeNoNewPrivs();
+    const picked = await whereToRun(request, io); // 1-3
+    identity = { ...identity, host: picked.host.name };
+    if (!picked.local) return await launchRemote(request, picked.host, io, identity);
+    const nnp = await probeNoNewPrivs(); // 4
     if (checkNoNewPrivs(nnp).reexec) {
-      // NoNewPrivs 1 with a working user manager: run this same command again through
-      // systemd-run --user; the session's own ledger line is written by the launcher there.
+      // The session's own ledger line is written by the launcher in the systemd-run unit.
       io.progress('agent-sandbox: NoNewPrivs is 1; handing off through systemd-run --user');
       return await execWithHandoff(request.selfArgv, realDeps());
     }
-    identity = { ...identity, containment: containmentMode() };
-    return await launchLocal(request, io, identity, targets, nnp.noNewPrivs);
+    return await launchLocal(request, io, { ...identity, containment: containmentMode() }, nnp.noNewPrivs);
   } catch (err) {
-    return refuse(identity, err, targets, io);
+    return refuse(identity, err, request, io);
   }
+}
+
+/** Steps 1-3: sweep, refuse recursion, pick the host (the receiver's node was picked by its client). */
+async function whereToRun(request: LaunchRequest, io: LaunchIo): Promise<PickedHost> {
+  await sweepAbandoned(request.root, io.log).catch(() => []);
+  checkRecursion(io.env);
+  if (io.host) return { host: { name: io.host, roles: [], machineId: '' }, local: true, skipped: [] };
+  return await hostFor(request, io.progress);
+}
+
+/** Steps 5-11 on this machine. Returns the exit status; every path writes one line, then says how it ended. */
+async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionIdentity, noNewPrivs: boolean): Promise<number> {
+  io.progress(`agent-sandbox: checking this host and image ${request.image}`);
+  const { layout, facts } = await checkHost(request, io, { checkImage: true }); // 5
+  let identity = { ...base, sessionId: layout.sessionId };
+  const hold = holdWorkspace(layout, recordOf(request, layout, identity, io), io.lock); // 6
+  let exitCode: number;
+  let line: LedgerLine | undefined;
+  try {
+    await reach(io.faults, 'locked');
+    io.progress(`agent-sandbox: planning the credential, the mounts and the network of session ${layout.sessionId}`);
+    const prepared = await prepareSession(request, layout, identity, facts, io); // 7
+    identity = prepared.plan.identity;
+    hold.update({ installed: prepared.installed, line: lineFields(identity) });
+    const ran = await containSession(request, prepared, hold, io, noNewPrivs); // 8-10
+    exitCode = ran.exitCode;
+    line = recordVerdict(targetsOf(request), ranLine(identity, ran.end), io.log); // 11
+    io.onVerdict?.(line);
+  } catch (err) {
+    exitCode = refuse(identity, err, request, io);
+  } finally {
+    hold.release();
+    keepRetention(request.ledgerFile, io.log);
+  }
+  if (line && request.mode !== 'receive') io.log(describeEnd(line));
+  return exitCode;
+}
+
+/**
+ * What `plan` and `kube` print: steps 1-3, 5 and 7 of a run, by the same functions (so a plan
+ * is what a run does), stopping before the workspace is held or anything is acquired. A remote
+ * host is refused: its receiver composes the plan from its own files.
+ */
+export async function planSession(request: LaunchRequest, io: LaunchIo, containment: ContainmentMode = containmentMode()): Promise<PreparedSession> {
+  const picked = await whereToRun(request, io);
+  if (!picked.local) {
+    throw new ToolError('usage', 'remote-plan', `host ${picked.host.name} is another node: run \`agent-sandbox plan\` there (its receiver composes the plan from its own files)`);
+  }
+  const { layout, facts } = await checkHost(request, io, { checkImage: false });
+  const identity = { ...sessionIdentity(request, picked.host.name, containment), sessionId: layout.sessionId };
+  return await prepareSession(request, layout, identity, facts, { ...io, stdinIsTTY: false, stdoutIsTTY: false });
+}
+
+/** A refusal: the cause on stderr (the last line), the session's one ledger line, the exit code. */
+function refuse(identity: SessionIdentity, err: unknown, request: LaunchRequest, io: LaunchIo): number {
+  const { line, exitCode, message } = refusedLine(identity, err, { ...(io.remote ? { remote: io.remote } : {}), ...(io.work ? { work: io.work } : {}) });
+  if (exitCode === ExitCode.internal && err instanceof Error && err.stack) io.log(err.stack);
+  const written = recordVerdict(targetsOf(request), line, io.log);
+  io.onVerdict?.(written);
+  io.log(`agent-sandbox: ${forTerminal(message)}`);
+  return exitCode;
 }
 
 /** A refusal before the launch began (the receiver's, while taking the work that follows a request): the session's one line. */
 export function refuseRequest(request: LaunchRequest, err: unknown, io: LaunchIo): number {
-  const targets = { ledgerFile: request.ledgerFile, ...(request.resultFile ? { resultFile: request.resultFile } : {}) };
-  return refuse(requestIdentity(request, io.host ?? 'unknown'), err, targets, io);
+  return refuse(sessionIdentity(request, io.host ?? 'unknown'), err, request, io);
 }
 
-function refuse(identity: SessionIdentity, err: unknown, targets: { ledgerFile: string; resultFile?: string }, io: LaunchIo): number {
-  const { line, exitCode, message } = refusedLine(identity, err, { ...(io.remote ? { remote: io.remote } : {}), ...(io.work ? { work: io.work } : {}) });
-  if (exitCode === ExitCode.internal && err instanceof Error && err.stack) io.log(err.stack);
-  io.log(`agent-sandbox: ${forTerminal(message)}`);
-  const written = recordVerdict(targets, line, io.log);
-  io.onVerdict?.(written);
-  return exitCode;
+function targetsOf(request: LaunchRequest): { ledgerFile: string; resultFile?: string } {
+  return { ledgerFile: request.ledgerFile, ...(request.resultFile ? { resultFile: request.resultFile } : {}) };
 }
 
-
-function stdioFor(request: LaunchRequest, logFile: string | undefined): NonNullable<RunHooks['stdio']> {
-  if (logFile) return ['ignore', { file: logFile, append: true }, { file: logFile, append: true }];
-  return request.mode === 'receive' ? ['ignore', 'inherit', 'inherit'] : 'inherit';
-}
-
-/** A session on this machine, from the layout on. Returns the exit status; every path writes one line. */
-async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionIdentity, targets: { ledgerFile: string; resultFile?: string }, noNewPrivs: boolean): Promise<number> {
-  const layout = await resolveLayout(request.workspace, request.root);
-  let identity = { ...base, sessionId: layout.sessionId };
-  io.progress(`agent-sandbox: checking this host and image ${request.image}`);
-  const facts = await preflightHost(request, io);
-  // The receiver takes the lock itself when it carries work (it holds it from the bundle to the commits' return).
-  const lock = io.lock ?? lockWorkspace(layout.lockFile, layout.recordFile, layout.sessionId);
-  const record = recordOf(request, layout, identity, io);
-  let sentinel: ReturnType<typeof startSentinel> | undefined;
-  try {
-    // From here on a launcher that dies leaves a record: its sentinel, or the next launcher
-    // start, removes what the session made and writes its one ledger line.
-    writeRecord(layout.recordFile, record);
-    sentinel = startSentinel(layout.recordFile, layout.root, lock);
-    await reach(io.faults, 'locked');
-    const prepared = await prepareSession(request, layout, identity, facts, io);
-    identity = prepared.plan.identity;
-    writeRecord(layout.recordFile, Object.assign(record, { installed: prepared.installed, line: lineFields(identity) }));
-    const run = await runPrepared(request, prepared, record, io, noNewPrivs);
-    const line = ranLine(identity, run.end);
-    const written = recordVerdict(targets, line, io.log);
-    io.onVerdict?.(written);
-    return run.exitCode;
-  } catch (err) {
-    return refuse(identity, err, targets, io);
-  } finally {
-    rmSync(layout.recordFile, { force: true });
-    sentinel?.release();
-    if (!io.lock) lock.release();
-    keepRetention(request.ledgerFile, io.log);
-  }
-}
-
-/** The per-session logs beside the ledger, past the retention, go at every session's end (retention.ts). */
+/** The per-session logs beside the ledger, past the retention, go at every session's end (ledger/retention.ts). */
 function keepRetention(ledgerFile: string, log: (line: string) => void): void {
   try {
     applyRetention(path.dirname(ledgerFile));
@@ -156,6 +148,7 @@ function lineFields(identity: SessionIdentity): SessionRecord['line'] {
   return { runtime: identity.runtime, account: identity.account, containment: identity.containment, image: identity.image, limits: identity.limits };
 }
 
+/** The record a sweep reads when this launcher died: who ran, where, and what it made (filled in as it goes). */
 function recordOf(request: LaunchRequest, layout: SessionLayout, identity: SessionIdentity, io: LaunchIo): SessionRecord {
   return {
     version: 1,
@@ -174,66 +167,6 @@ function recordOf(request: LaunchRequest, layout: SessionLayout, identity: Sessi
     home: layout.home,
     installed: [],
     egressDir: egressSocketDir(layout.sessionId),
-  };
-}
-
-/** Acquire, run, attribute, release: the part of a session that holds host resources. */
-async function runPrepared(
-  request: LaunchRequest,
-  prepared: PreparedSession,
-  record: SessionRecord,
-  io: LaunchIo,
-  noNewPrivs: boolean,
-): Promise<{ exitCode: number; end: SessionEnd }> {
-  const { plan } = prepared;
-  const update = (change: Partial<SessionRecord>) => writeRecord(plan.layout.recordFile, Object.assign(record, change));
-  const acquired = await acquire({
-    layout: plan.layout,
-    stageInput: prepared.stageInput,
-    installed: prepared.installed,
-    mounts: plan.mounts,
-    egress: plan.egress,
-    env: io.env,
-    log: io.log,
-    ...(io.faults ? { faults: io.faults } : {}),
-    onParent: (cgroupParent, cidfile) => update({ cgroupParent, cidfile }),
-  });
-  let run: SessionRun;
-  let audit: GitAudit;
-  let egress: EgressSummary | undefined;
-  let logPath: string | undefined;
-  let taken: TakenLog;
-  try {
-    if (request.mode === 'exec') {
-      logPath = openExecLog(request.logDir, plan.layout.sessionId);
-      io.printStdout(`${logPath}\n`);
-    }
-    io.progress(`agent-sandbox: starting session ${plan.layout.sessionId}`);
-    clearEntrypointLog(plan.layout.home);
-    run = await runSession(plan, acquired, prepared.facts, {
-      stdio: stdioFor(request, logPath),
-      env: io.env,
-      log: io.log,
-      ...(io.stop ? { stop: io.stop } : {}),
-      onSpawn: (pid) => pid && update({ podmanPid: pid }),
-      ...(logPath ? { alsoCounted: [logPath] } : {}),
-      ...(io.faults ? { faults: io.faults } : {}),
-    });
-    audit = await acquired.git.finish();
-    egress = await acquired.egress.stop();
-  } finally {
-    taken = takeEntrypointLog(plan.layout.home);
-    await acquired.release();
-  }
-  const { entrypoint } = taken;
-  const planted = [...taken.planted, ...acquired.planted];
-  for (const line of [...describeGitAudit(audit), ...describeEgress(egress)]) io.log(line);
-  const plantedLine = describePlanted(plan.layout.sessionId, planted);
-  if (plantedLine) io.log(plantedLine);
-  if (run.stopped) io.log(`agent-sandbox: session ${plan.layout.sessionId} was stopped: ${forTerminal(run.stopped)}`);
-  return {
-    exitCode: run.exitCode,
-    end: sessionEnd(run, audit, plan, { noNewPrivs, planted, ...(egress ? { egress } : {}), ...(logPath ? { logPath } : {}), ...(entrypoint ? { entrypoint } : {}), ...(io.remote ? { remote: io.remote } : {}), ...(io.work ? { work: io.work } : {}) }),
   };
 }
 

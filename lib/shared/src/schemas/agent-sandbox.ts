@@ -1,9 +1,11 @@
 /**
- * Contracts of the launcher (tools/agent-sandbox): the hosts registry, the session
- * request that crosses ssh to the forced-command receiver, the verdict (--result-file),
- * the ledger line, and the doctor report. One schema each; types derive from them.
+ * Contracts of the launcher (tools/agent-sandbox): the hosts registry, the launch request
+ * (what run, exec, plan and kube were asked, normalised once), the session request that crosses
+ * ssh to the forced-command receiver (the launch request's fields a node takes, by the same
+ * schemas), the verdict (--result-file), the ledger line, and the doctor report. One schema
+ * each; types derive from them.
  */
-import { AbsolutePath, Closed, DurationText, Mount, SizeText, Type, type Static } from '../schema.js';
+import { AbsolutePath, Closed, ContainerNetwork, DurationText, Mount, SizeText, Type, type Static } from '../schema.js';
 import { runtimeNames, type RuntimeName as RuntimeNameOf } from '../runtimes.js';
 import { GitReturn, HostRunReport, NestedGitChange } from './mount-plan.js';
 import { EgressSummary } from './egress-proxy.js';
@@ -58,6 +60,52 @@ export const HostsRegistry = Closed(
 );
 export type HostsRegistry = Static<typeof HostsRegistry>;
 
+/** The fields a launch request and the session request that carries it to a node share: one schema each. */
+const Account = Type.String({ minLength: 1, maxLength: 200, description: 'credential identity (a name, never a token)' });
+const ImageName = Type.String({ minLength: 1, pattern: '^[A-Za-z0-9./:@_-]+$' });
+const AgentBin = Type.String({ minLength: 1, description: 'the binary run inside the container (default: the runtime CLI)' });
+const AgentArgs = Type.Array(Type.String());
+const Verbose = Type.Boolean({ description: "the container entrypoint's lines go to stderr instead of the ledger" });
+
+/**
+ * What run, exec, plan, kube and the node's receiver ask of a session, normalised once
+ * (tools/agent-sandbox/src/session/request.ts: from the flags, or from a session request and
+ * the node's own settings) and checked against this schema before anything else happens.
+ */
+export const LaunchRequest = Closed(
+  {
+    mode: Type.Union([Type.Literal('run'), Type.Literal('exec'), Type.Literal('receive')], {
+      description: "run: the agent owns the terminal; exec: its output to a log, the log's path on stdout; receive: a node's receiver",
+    }),
+    runtime: RuntimeName,
+    workspace: Type.String({ minLength: 1, description: 'a workspace id, or its path <root>/workspaces/<id>' }),
+    root: AbsolutePath,
+    account: Type.Optional(Account),
+    limits: SessionLimits,
+    diskGiven: Type.Boolean({ description: '--disk was given: the launcher then refuses rather than lowers it' }),
+    image: ImageName,
+    agentBin: Type.Optional(AgentBin),
+    agentArgs: AgentArgs,
+    network: ContainerNetwork,
+    allowExpiring: Type.Boolean({ description: "stage an expiring credential anyway (cred-stage's allowExpiring); recorded in the ledger" }),
+    gitRoots: Type.Array(AbsolutePath, { description: 'more roots permitted for git metadata besides the root (--git-root; local sessions only)' }),
+    egress: Type.Union([Type.Literal('runtime'), Type.Literal('none')], { description: "runtime: the runtime's allowlist through the broker; none: offline" }),
+    allowHosts: Type.Array(Type.String({ minLength: 1 }), { description: "hosts added to the session's allowlist (--allow-host; local sessions only)" }),
+    verbose: Verbose,
+    caFile: Type.Optional(AbsolutePath),
+    host: Type.Optional(Type.String({ minLength: 1, description: 'the registry host to run on' })),
+    registryFile: AbsolutePath,
+    registryExplicit: Type.Boolean({ description: '--hosts was given: a missing file is then refused' }),
+    ledgerFile: AbsolutePath,
+    resultFile: Type.Optional(AbsolutePath),
+    logDir: AbsolutePath,
+    machineIdFile: AbsolutePath,
+    selfArgv: Type.Array(Type.String(), { description: "the launcher's own argv, for the systemd-run handoff (re-exec of this same command)" }),
+  },
+  { $id: 'agent-sandbox.launch-request' },
+);
+export type LaunchRequest = Static<typeof LaunchRequest>;
+
 /** What crosses ssh: identities and paths, never a credential's contents. */
 export const SessionRequest = Closed(
   {
@@ -66,15 +114,15 @@ export const SessionRequest = Closed(
     nodeMachineId: Type.String({ pattern: '^[0-9a-f]{32}$', description: 'the node this request is meant for' }),
     runtime: RuntimeName,
     workspaceId: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$', description: 'the workspace under <root>/workspaces on the node' }),
-    account: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'credential identity (a name, never a token)' })),
+    account: Type.Optional(Account),
     credentialHome: Type.Optional(AbsolutePath),
     limits: SessionLimits,
-    image: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9./:@_-]+$' }),
-    agentBin: Type.Optional(Type.String({ minLength: 1, description: 'the binary run inside the container (default: the runtime CLI)' })),
-    agentArgs: Type.Array(Type.String()),
+    image: ImageName,
+    agentBin: Type.Optional(AgentBin),
+    agentArgs: AgentArgs,
     requestedBy: Type.Optional(Type.String({ maxLength: 200 })),
     work: Type.Optional(WorkOffer),
-    verbose: Type.Optional(Type.Boolean({ description: "the container entrypoint's lines go to stderr instead of the ledger" })),
+    verbose: Type.Optional(Verbose),
   },
   { $id: 'agent-sandbox.session-request' },
 );
@@ -179,38 +227,5 @@ export const LedgerLine = Closed(
   { $id: 'agent-sandbox.ledger-line' },
 );
 export type LedgerLine = Static<typeof LedgerLine>;
-
-export const PruneOutput = Closed(
-  {
-    ok: Type.Literal(true),
-    removed: Type.Array(Type.String(), { description: 'the files removed (on a dry run: that would be removed)' }),
-    kept: Type.Integer({ minimum: 0, description: 'the per-session files kept' }),
-    bytes: Type.Integer({ minimum: 0, description: 'what the removed files took on disk' }),
-    dryRun: Type.Boolean(),
-    policy: Closed({ keep: Type.Integer({ minimum: 0 }), olderThan: Type.String(), maxBytes: Type.Integer({ minimum: 0 }) }),
-  },
-  { $id: 'agent-sandbox.prune', description: "`agent-sandbox prune`: the per-session logs (broker attempt logs, exec logs) past the retention" },
-);
-export type PruneOutput = Static<typeof PruneOutput>;
-
-export const DoctorCheck = Closed({
-  name: Type.String(),
-  ok: Type.Boolean(),
-  required: Type.Boolean({ description: 'false for checks a session can start without (reported, not blocking)' }),
-  detail: Type.String(),
-  remedy: Type.Optional(Type.String()),
-  exitCode: Type.Optional(Type.Integer()),
-});
-export type DoctorCheck = Static<typeof DoctorCheck>;
-
-export const DoctorReport = Closed(
-  {
-    ok: Type.Boolean(),
-    host: Type.String(),
-    checks: Type.Array(DoctorCheck),
-  },
-  { $id: 'agent-sandbox.doctor' },
-);
-export type DoctorReport = Static<typeof DoctorReport>;
 
 export { Mount };

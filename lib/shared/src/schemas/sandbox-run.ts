@@ -1,4 +1,4 @@
-import { AbsolutePath, Closed, Mount, SizeText, Type, type Static } from '../schema.js';
+import { AbsolutePath, Closed, ContainerNetwork, Mount, SizeText, Type, type Static } from '../schema.js';
 
 function memorySize(description: string) {
   return Type.Union([SizeText, Type.Integer({ minimum: 1, description: 'bytes' })], { description });
@@ -33,9 +33,7 @@ export const RunPlan = Closed(
     cidfile: Type.Optional(
       Type.String({ pattern: '^/[^,\\s]*$', description: "--cidfile: where podman writes the container's id (must not exist yet); attribution tells this container's kernel-log records by it" }),
     ),
-    network: Type.Optional(
-      Type.String({ pattern: '^(none|ns:/run/netns/[A-Za-z0-9_.-]+)$', description: '"none" (default) or "ns:/run/netns/<name>"' }),
-    ),
+    network: Type.Optional(ContainerNetwork),
     mounts: Type.Optional(Type.Array(Mount, { description: 'bind mounts; default none' })),
     limits: RunLimits,
     env: Type.Optional(

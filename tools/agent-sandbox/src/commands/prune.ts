@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { ToolError, type CommandSpec, type RunContext } from '@agent-sandbox/shared';
 import { parseDuration, parseSize } from '@agent-sandbox/shared/limits';
-import type { PruneOutput } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import type { PruneOutput } from '@agent-sandbox/shared/schemas/agent-sandbox-reports';
 import { defaultLedgerPath } from '../ledger/append.js';
 import { homeOf } from '../session/request.js';
 import { applyRetention, defaultRetention, type RetentionPolicy } from '../ledger/retention.js';

@@ -8,6 +8,7 @@ import os from 'node:os';
 import { ToolError, parseJsonDocument, validateDocument } from '@agent-sandbox/shared';
 import { net } from '@agent-sandbox/shared/builtins';
 import { HostsRegistry, type HostEntry } from '@agent-sandbox/shared/validators/agent-sandbox';
+import type { LaunchRequest } from '../session/request.js';
 
 export const seatRole = 'agent-seat';
 export const localHostName = 'local';
@@ -105,3 +106,11 @@ export async function pickHost(registry: HostsRegistry, options: PickOptions): P
 }
 
 export const hostName = () => os.hostname();
+
+/** Step 3 of a launch: the host the request runs on, read from its registry (81 when no agent seat answers). */
+export async function hostFor(request: Pick<LaunchRequest, 'host' | 'registryFile' | 'registryExplicit' | 'machineIdFile'>, onProgress?: (line: string) => void): Promise<PickedHost> {
+  const machineId = readMachineId(request.machineIdFile);
+  const registry = loadRegistry(request.registryFile, request.registryExplicit, machineId);
+  onProgress?.(`agent-sandbox: picking a host from ${request.registryExplicit || existsSync(request.registryFile) ? request.registryFile : 'this machine alone (no hosts registry)'}`);
+  return await pickHost(registry, { ...(request.host ? { name: request.host } : {}), machineId, ...(onProgress ? { onProgress } : {}) });
+}

@@ -5,32 +5,14 @@
  */
 import { ExitCode, ToolError } from '@agent-sandbox/shared';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
-import type { HostEntry, LedgerLine, SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox';
-import type { SessionIdentity } from '../session/compose.js';
+import type { HostEntry, LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { LaunchIo } from '../session/launch-io.js';
-import type { LaunchRequest } from '../session/request.js';
+import { sessionRequestOf, type LaunchRequest } from '../session/request.js';
 import { dispatchOverSsh } from './ssh.js';
 import { bringBack, prepareWork, type CarriedWork } from './carry-work.js';
-import type { WorkOffer } from '@agent-sandbox/shared/schemas/workspace';
 import { openExecLog } from '../session/exec-log.js';
-import { ranLine, recordVerdict, refusedLine } from '../ledger/verdict.js';
-
-/** The fields of a launch request the node's receiver takes (everything else is the node's own). */
-export function sessionRequestOf(request: LaunchRequest, host: HostEntry, work?: WorkOffer): SessionRequest {
-  return {
-    version: 1,
-    nodeMachineId: host.machineId,
-    runtime: request.runtime,
-    workspaceId: request.workspace,
-    ...(request.account ? { account: request.account } : {}),
-    limits: request.limits,
-    image: request.image,
-    ...(request.agentBin ? { agentBin: request.agentBin } : {}),
-    agentArgs: request.agentArgs,
-    ...(work ? { work } : {}),
-    ...(request.verbose ? { verbose: true } : {}),
-  };
-}
+import { describeEnd } from '../ledger/describe.js';
+import { ranLine, recordVerdict, refusedLine, type SessionIdentity } from '../ledger/verdict.js';
 
 function checkDispatchable(request: LaunchRequest, host: HostEntry): void {
   if (request.workspace.includes('/')) {
@@ -62,7 +44,7 @@ async function dispatch(request: LaunchRequest, host: HostEntry, io: LaunchIo, i
   const logPath = request.mode === 'exec' ? openExecLog(request.logDir, identity.sessionId) : undefined;
   if (logPath) io.printStdout(`${logPath}\n`);
   io.progress(`agent-sandbox: dispatching to ${host.name} over ssh`);
-  const result = await dispatchOverSsh(host, sessionRequestOf(request, host, work?.offer), {
+  const result = await dispatchOverSsh(host, sessionRequestOf(request, host.machineId, work?.offer), {
     stdout: logPath ? { file: logPath, append: true } : 'inherit',
     stderr: io.log,
     ...(work ? { payload: work.bundleFile } : {}),
@@ -96,6 +78,7 @@ async function dispatch(request: LaunchRequest, host: HostEntry, io: LaunchIo, i
       ...(v.entrypoint ? { entrypoint: v.entrypoint } : {}),
     },
   );
-  recordVerdict(targets, v.outcome === 'refused' ? { ...line, outcome: 'refused' } : line, io.log);
+  const written = recordVerdict(targets, v.outcome === 'refused' ? { ...line, outcome: 'refused' } : line, io.log);
+  io.log(describeEnd(written));
   return exitCode;
 }

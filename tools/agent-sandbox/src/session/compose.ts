@@ -35,7 +35,7 @@ export interface SessionPlan {
 }
 
 export interface ComposeInput {
-  request: Pick<LaunchRequest, 'runtime' | 'image' | 'agentBin' | 'agentArgs' | 'network' | 'mode'> & { verbose?: boolean };
+  request: Pick<LaunchRequest, 'runtime' | 'image' | 'agentBin' | 'agentArgs' | 'network' | 'mode'>;
   egress: EgressPlan;
   identity: SessionIdentity;
   layout: SessionLayout;
@@ -63,8 +63,8 @@ export function composePlan(input: ComposeInput): SessionPlan {
   const caMounts = egress.ca ? [{ source: egress.ca.staged, destination: caMount, readOnly: true }] : [];
   const allMounts = orderMounts([...mounts.mounts, ...credentials.mounts, ...socketMount, ...caMounts]);
   const passed = runtimes[request.runtime].env.filter((name) => input.env[name] !== undefined);
-  // A quiet terminal: the entrypoint's own lines go to a file in the home (read into the ledger), unless --verbose.
-  const quiet: Record<string, string> = request.verbose ? {} : { [entrypointLogEnvName]: containerEntrypointLog };
+  // A quiet terminal: the entrypoint's own lines go to a file in the home (read into the ledger; --verbose says them after).
+  const quiet: Record<string, string> = { [entrypointLogEnvName]: containerEntrypointLog };
   const containerEnv = { ...mounts.env, ...proxyEnv(egress), ...caEnv(egress.ca), ...quiet };
   const runPlan: RunPlan = {
     image: identity.image,

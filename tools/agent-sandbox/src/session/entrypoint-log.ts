@@ -1,7 +1,8 @@
 /**
  * The container entrypoint's own lines (image/entrypoint.sh: cred-stage install's output), which
- * it writes to <home>/.agent-sandbox-entrypoint.log instead of the user's terminal unless the
- * session runs with --verbose. Read after the session into the ledger line and removed. The
+ * it writes to <home>/.agent-sandbox-entrypoint.log instead of the user's terminal. Read after
+ * the session into the ledger line and removed; with --verbose its words (not its JSON
+ * documents, which are for programs) are also said on stderr, made safe to print. The
  * file was in the agent's reach: it is read and removed beneath the home without following a
  * link (shared/beneath), only when it is a regular file, and at most 16 KiB of it; a link the
  * agent put at its name is removed as a link and reported.
@@ -9,6 +10,7 @@
 import path from 'node:path';
 import { readBeneath, removeBeneath } from '@agent-sandbox/shared/beneath';
 import { entrypointLogName } from '@agent-sandbox/shared/container-layout';
+import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import type { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import { plantedOf, type PlantedLink } from '../workspace/home.js';
 
@@ -24,7 +26,7 @@ export function clearEntrypointLog(home: string): void {
 }
 
 export interface TakenLog {
-  /** The lines; undefined when there is no such file (an image older than the quiet entrypoint, or --verbose). */
+  /** The lines; undefined when there is no such file (an image older than the quiet entrypoint). */
   entrypoint?: LedgerLine['entrypoint'];
   /** A link the agent put at the log's name (removed as a link). */
   planted: PlantedLink[];
@@ -47,4 +49,9 @@ export function takeEntrypointLog(home: string): TakenLog {
   if (!data) return out;
   const lines = data.toString('utf8').split('\n').filter((l) => l !== '');
   return { ...out, entrypoint: { lines, truncated: size > maxBytes } };
+}
+
+/** The lines a person reads: the entrypoint's words (at most 20), each made safe to print (the agent could have rewritten the file); its JSON documents stay in the ledger. */
+export function entrypointWords(entrypoint: TakenLog['entrypoint']): string[] {
+  return (entrypoint?.lines ?? []).filter((line) => !/^\s*[[{]/.test(line)).slice(0, 20).map((line) => forTerminal(line));
 }

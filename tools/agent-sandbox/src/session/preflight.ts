@@ -10,7 +10,7 @@ import { captureCommand } from '@agent-sandbox/shared/capture';
 import { formatSize, parseSize, type Limits } from '@agent-sandbox/shared/limits';
 import { runPodman, systemPath } from '@agent-sandbox/shared/podman';
 import { graphRoot, realHostProbe } from '@agent-sandbox/sandbox-run';
-import type { DoctorCheck } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import type { DoctorCheck } from '@agent-sandbox/shared/schemas/agent-sandbox-reports';
 import type { NnpProbeOutput, UserManagerReport } from '@agent-sandbox/shared/schemas/nnp-probe';
 import { probe as nnpProbe, realDeps } from '@agent-sandbox/nnp-probe';
 

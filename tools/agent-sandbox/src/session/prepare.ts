@@ -11,7 +11,7 @@ import { hostPreflight, type RunFacts } from '@agent-sandbox/sandbox-run';
 import { parseDuration } from '@agent-sandbox/shared/limits';
 import type { CredStageStageInput } from '@agent-sandbox/shared/schemas/cred-stage';
 import { composePlan, type SessionIdentity, type SessionPlan } from './compose.js';
-import type { SessionLayout } from '../workspace/layout.js';
+import { resolveLayout, type SessionLayout } from '../workspace/layout.js';
 import { checkLedgerWritable, checkStorageWritable, checkSubuids, diskCeiling } from './preflight.js';
 import type { LaunchRequest } from './request.js';
 import { installedPaths } from '../workspace/home.js';
@@ -46,14 +46,17 @@ export function stageInputFor(request: LaunchRequest, layout: SessionLayout, ide
 }
 
 /**
- * The host's own checks, which only read (limits enforceable 88, a runtime 83, the image 82,
- * subordinate ids 83): they come first, before the workspace's lock, so a host that cannot
- * contain anything says so before anything is created.
+ * Step 5: where the session lives (the layout, 86 outside the root) and the host's own checks,
+ * which only read (limits enforceable 88, a runtime 83, the image 82, subordinate ids 83): they
+ * come before the workspace's lock, so a host that cannot contain anything says so before
+ * anything is created. `kube` and `plan` do not need the image here (kube's runs on a cluster
+ * node; a plan is printed for it).
  */
-export async function preflightHost(request: LaunchRequest, io: PrepareIo): Promise<RunFacts> {
-  const facts = await hostPreflight(request.image);
+export async function checkHost(request: LaunchRequest, io: PrepareIo, options: { checkImage: boolean }): Promise<{ layout: SessionLayout; facts: RunFacts }> {
+  const layout = await resolveLayout(request.workspace, request.root);
+  const facts = await hostPreflight(request.image, { checkImage: options.checkImage });
   checkSubuids(process.geteuid?.() ?? 0, io.user);
-  return facts;
+  return { layout, facts };
 }
 
 /** The checks that need the workspace's lock held: they create the ledger or read the root's room. */
@@ -89,7 +92,7 @@ export async function composeSession(
   return { plan, facts, stageInput, installed: installedPaths(layout.home, credentials.install) };
 }
 
-/** The lock-held preflight, then compose: what `run`, `exec` and `receive` do before acquiring anything. */
+/** Step 7: the lock-held preflight, then compose: what every session does before acquiring anything (plan stops here). */
 export async function prepareSession(request: LaunchRequest, layout: SessionLayout, identity: SessionIdentity, facts: RunFacts, io: PrepareIo): Promise<PreparedSession> {
   const limits = preflightSession(request, layout);
   return await composeSession(request, layout, { ...identity, limits }, facts, io);

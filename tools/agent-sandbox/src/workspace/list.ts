@@ -3,7 +3,7 @@
  * receiver on a node, or by hand), with its repository, its checked-out branch, whether a
  * session holds it now, how many paths git status lists, and its last session in the ledger.
  */
-import { closeSync, existsSync, fstatSync, openSync, readSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { containerWorkspace } from '@agent-sandbox/shared/container-layout';
 import type { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
@@ -12,34 +12,12 @@ import { detectGit } from '@agent-sandbox/mount-plan';
 import { runGit, uncommittedPaths, type GitPlace } from '../git/run.js';
 import { checkWorkspaceId, layoutFor } from './layout.js';
 import { isLockHeld } from '@agent-sandbox/shared/flock';
+import { parseLines, tailOf } from '../ledger/read.js';
 import { listWorkspaceRecords, type WorkspaceRecord } from './record.js';
 
-/** The last ledger line of each session id, read from the ledger's last `tailBytes` (it only grows). */
+/** The last ledger line of each session id, read from the ledger's end (ledger/read.ts). */
 export function lastSessions(ledgerFile: string, tailBytes = 16 << 20): Map<string, LedgerLine> {
-  const last = new Map<string, LedgerLine>();
-  let fd: number;
-  try {
-    fd = openSync(ledgerFile, 'r');
-  } catch {
-    return last;
-  }
-  try {
-    const size = fstatSync(fd).size;
-    const length = Math.min(size, tailBytes);
-    const buffer = Buffer.alloc(length);
-    readSync(fd, buffer, 0, length, size - length);
-    for (const text of buffer.toString('utf8').split('\n')) {
-      try {
-        const line = JSON.parse(text) as LedgerLine;
-        if (typeof line.sessionId === 'string') last.set(line.sessionId, line);
-      } catch {
-        // a partial first line, or not a line of ours
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return last;
+  return new Map(parseLines(tailOf(ledgerFile, tailBytes).text).map(({ line }) => [line.sessionId, line]));
 }
 
 /** True when a session holds the workspace's lock now (a probe: taken and given back at once). */

@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { validateDocument } from '@agent-sandbox/shared';
 import { podmanBinary, podmanEnv } from '@agent-sandbox/shared/podman';
-import { DoctorReport } from '@agent-sandbox/shared/validators/agent-sandbox';
+import { DoctorReport } from '@agent-sandbox/shared/validators/agent-sandbox-reports';
 import { binPath, busyboxImage, hardeningFlags } from '@agent-sandbox/testkit';
 import { sessionFixture } from '../fixtures/session-fixture.js';
 

@@ -7,7 +7,7 @@ import { mkdirSync, readdirSync, symlinkSync, utimesSync, writeFileSync, existsS
 import path from 'node:path';
 import { runBin, tempDir } from '@agent-sandbox/testkit';
 import { validateDocument } from '@agent-sandbox/shared/json-input';
-import { PruneOutput } from '@agent-sandbox/shared/validators/agent-sandbox';
+import { PruneOutput } from '@agent-sandbox/shared/validators/agent-sandbox-reports';
 import { applyRetention, planRetention } from '../../dist/index.js';
 
 const day = 24 * 3600 * 1000;

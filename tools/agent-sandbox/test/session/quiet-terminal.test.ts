@@ -1,9 +1,10 @@
 // A quiet terminal: an interactive `agent-sandbox run` under a real PTY (util-linux `script`)
 // shows the agent's own output first. cred-stage's JSON document, its line and the launcher's
 // progress are not on the terminal: the entrypoint wrote them to a file in the session home,
-// which the launcher read into the ledger line and removed. With --verbose they are on the
-// terminal, before the agent (so the first check can fail). A failure of cred-stage install
-// still reaches the terminal and fails closed.
+// which the launcher read into the ledger line and removed. With --verbose the launcher's
+// progress is on the terminal in words, before the agent (so the first check can fail), and the
+// entrypoint's words after it; never a JSON document. A failure of cred-stage install still
+// reaches the terminal and fails closed.
 import t from 'tap';
 import { execa } from 'execa';
 import { existsSync } from 'node:fs';
@@ -40,14 +41,19 @@ t.test('under a real PTY the agent\'s own output comes first: no JSON, no cred-s
   t.notMatch(JSON.stringify(line) + terminal, new RegExp(canary), 'no secret on the terminal or in the ledger');
 });
 
-t.test('with --verbose the progress lines and cred-stage\'s JSON come before the agent\'s output', async (t) => {
+t.test('with --verbose the progress comes in words before the agent\'s output, the entrypoint\'s words after it, and no JSON at all', async (t) => {
   const fx = await sessionFixture(t, 'verbose');
   const { exitCode, terminal } = await underPty(fx, ['--verbose']);
   t.equal(exitCode, 4, terminal);
-  const before = terminal.slice(0, terminal.indexOf(marker));
+  const at = terminal.indexOf(marker);
+  const [before, after] = [terminal.slice(0, at), terminal.slice(at)];
+  t.match(before, /agent-sandbox: checking this host and image /);
   t.match(before, /agent-sandbox: starting session /);
-  t.match(before, /^\{"ok":true,"installed":\[/m);
-  t.notOk(fx.ledgerLines().at(-1).entrypoint, 'nothing for the ledger: it all went to the terminal');
+  t.notMatch(terminal, /[{}]/, `no JSON document on the terminal: ${JSON.stringify(terminal)}`);
+  t.match(after, /^agent-sandbox: in the container: cred-stage: installed codex credential at \/sandbox\/home\/\.codex\/auth\.json/m, "cred-stage's own words, after the session");
+  t.match(terminal.trimEnd().split('\n').at(-1), new RegExp(`^agent-sandbox: session ${fx.id} ended: exit 4, exited$`), 'the last line says how the session ended');
+  const line = fx.ledgerLines().at(-1);
+  t.ok(line.entrypoint.lines.some((l: string) => /^\{"ok":true,"installed":\[/.test(l)), "the JSON document is the ledger's");
 });
 
 t.test('a quiet session whose credential cannot be installed still says why on the terminal and fails closed', async (t) => {

@@ -19,7 +19,8 @@ import { hostName, readMachineId } from '../../dispatch/hosts.js';
 import { launch, refuseRequest } from '../../launch.js';
 import type { LaunchIo } from '../../session/launch-io.js';
 import { layoutFor } from '../../workspace/layout.js';
-import type { LaunchRequest } from '../../session/request.js';
+import { makeProgress } from '../../session/progress.js';
+import { requestOfSession } from '../../session/request.js';
 import { acceptWork, collectWork, type AcceptedWork, type ByteSource } from '../../dispatch/receive-work.js';
 import { serveReturn } from '../../dispatch/serve-return.js';
 import type { HeldLock } from '@agent-sandbox/shared/flock';
@@ -30,7 +31,6 @@ import { sweepAbandoned } from '../../recovery/sweep.js';
 export interface ReceiverConfig {
   root: string;
   ledgerFile: string;
-  logDir: string;
   machineIdFile: string;
   /** The largest bundle this node reads (receive --bundle-max). */
   bundleMaxBytes: number;
@@ -55,34 +55,6 @@ export function acceptRequest(text: string, machineId: string): SessionRequest |
     throw new ToolError('policy', 'wrong-node', `request is meant for node ${request.nodeMachineId}, this node is ${machineId}; refused`);
   }
   return request;
-}
-
-function launchRequestOf(request: SessionRequest, config: ReceiverConfig): LaunchRequest {
-  return {
-    mode: 'receive',
-    runtime: request.runtime,
-    workspace: request.workspaceId,
-    root: config.root,
-    ...(request.account ? { account: request.account } : {}),
-    limits: request.limits,
-    diskGiven: true,
-    image: request.image,
-    ...(request.agentBin ? { agentBin: request.agentBin } : {}),
-    agentArgs: request.agentArgs,
-    network: 'none',
-    // The node decides what its sessions reach: the runtime's own list, through its own broker.
-    egress: 'runtime',
-    allowHosts: [],
-    allowExpiring: false,
-    gitRoots: [],
-    verbose: request.verbose === true,
-    registryFile: '/dev/null',
-    registryExplicit: false,
-    ledgerFile: config.ledgerFile,
-    logDir: config.logDir,
-    machineIdFile: config.machineIdFile,
-    selfArgv: [],
-  };
 }
 
 /** Runs one received request; returns the exit status (the agent's, or ours). */
@@ -114,9 +86,10 @@ async function receiveOn(channel: Channel, config: ReceiverConfig, io: LaunchIo)
   if (request.kind === 'return') return await serveReturn(request, config.root, config.stdout());
   io.log(`${receiverStartedTag}${request.workspaceId}`);
   const host = hostName();
-  const launchRequest = launchRequestOf(request, config);
+  const launchRequest = requestOfSession(request, { root: config.root, ledgerFile: config.ledgerFile, machineIdFile: config.machineIdFile, env: io.env });
   let verdict: LedgerLine | undefined;
-  const sessionIo: LaunchIo = { ...io, host, stop: channel.closed, remote: { machineId, host }, onVerdict: (line) => (verdict = line) };
+  // --verbose: the node's progress and the entrypoint's words, through ssh to the client's stderr.
+  const sessionIo: LaunchIo = { ...io, progress: makeProgress(launchRequest.verbose, io.log), host, stop: channel.closed, remote: { machineId, host }, onVerdict: (line) => (verdict = line) };
   let taken: { lock: HeldLock; accepted: AcceptedWork } | undefined;
   let work: WorkTransfer | undefined;
   let exitCode: number;

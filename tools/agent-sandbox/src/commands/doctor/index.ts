@@ -1,0 +1,121 @@
+/**
+ * `doctor`: a readiness report for this node from the run path's own checks (session/preflight,
+ * sandbox-run's host preflight, cred-stage's plan, the root's checks in root.ts): every line,
+ * where a run stops at the first refusal. Exit 0 only when a session would start here.
+ */
+import { ExitCode, ToolError, cgroupMode, type CommandSpec } from '@agent-sandbox/shared';
+import { runtimeNames } from '@agent-sandbox/shared/runtimes';
+import type { DoctorReport } from '@agent-sandbox/shared/schemas/agent-sandbox-reports';
+import { hostPreflight, realHostProbe, type HostProbe } from '@agent-sandbox/sandbox-run';
+import { planCredentials } from '@agent-sandbox/cred-stage';
+import { hostFor } from '../../dispatch/hosts.js';
+import { sweepAbandoned } from '../../recovery/sweep.js';
+import {
+  checkKernelLog,
+  checkLedgerWritable,
+  checkNoNewPrivs,
+  checkPodman,
+  checkRecursion,
+  checkStorageWritable,
+  checkSubuids,
+  containmentMode,
+  doctorCheck,
+  probeNoNewPrivs,
+  type NoNewPrivsState,
+} from '../../session/preflight.js';
+import { defaultRoot, homeOf, type LaunchRequest } from '../../session/request.js';
+import { user, type Entry } from '../entry.js';
+import { parseRequest, sessionOptionsFor } from '../session-flags.js';
+import { checkRoot, checkWorkspaces } from './root.js';
+
+export interface CommandIo {
+  env: NodeJS.ProcessEnv;
+  user: string;
+}
+
+/** The host the report is for: local only (a remote node reports on itself). */
+async function localHost(request: LaunchRequest): Promise<string> {
+  const picked = await hostFor(request);
+  if (!picked.local) throw new ToolError('usage', 'remote-plan', `host ${picked.host.name} is another node: run \`agent-sandbox doctor\` there`);
+  return picked.host.name;
+}
+
+/**
+ * The host as the session's launcher will see it: where NoNewPrivs 1 is handed off through
+ * systemd-run --user (a user manager is there), the launcher runs in the unit with NoNewPrivs 0,
+ * so the host checks are made as that; otherwise as this process is.
+ */
+async function sessionProbe(noNewPrivs: Promise<NoNewPrivsState>): Promise<HostProbe> {
+  const probe = realHostProbe();
+  let handoff = false;
+  try {
+    handoff = checkNoNewPrivs(await noNewPrivs).reexec;
+  } catch {
+    handoff = false; // no user manager: the run refuses (84), and the line below says so
+  }
+  if (!handoff) return probe;
+  return { ...probe, readFile: (file) => (file === '/proc/self/status' ? probe.readFile(file)?.replace(/^NoNewPrivs:\s*1$/m, 'NoNewPrivs:\t0') : probe.readFile(file)) };
+}
+
+/** `doctor`: every preflight line for this node, from the same checks the run path uses. */
+export async function doctorReport(request: LaunchRequest, io: CommandIo, runtimeGiven: boolean, rootGiven = false): Promise<DoctorReport & { exitCode: number }> {
+  const euid = process.geteuid?.() ?? 0;
+  // nnp-probe asks systemd-run and loginctl: once per report, for the host lines and its own line.
+  const noNewPrivs = probeNoNewPrivs();
+  const probe = await sessionProbe(noNewPrivs);
+  const checks = [
+    await doctorCheck('not inside a session', true, () => checkRecursion(io.env)),
+    await doctorCheck('host', true, async () => `${await localHost(request)} (this machine)`),
+    await doctorCheck('podman', true, async () => `podman ${await checkPodman()}`),
+    await doctorCheck('cgroup limits enforceable and an OCI runtime', true, async () => {
+      const facts = await hostPreflight(request.image, { checkImage: false, probe });
+      return `cgroup ${facts.cgroupMode} (${facts.cgroupManager ?? 'cgroupfs'} manager), runtime ${facts.runtime ?? 'podman default'}, ${containmentMode(euid)}`;
+    }),
+    await doctorCheck('rootless subuids', true, () => (checkSubuids(euid, io.user), euid === 0 ? 'not needed (root)' : 'present')),
+    await doctorCheck('NoNewPrivs and user manager', true, async () => {
+      const state = await noNewPrivs;
+      const { reexec } = checkNoNewPrivs(state);
+      return `NoNewPrivs ${state.noNewPrivs ? 1 : 0}${reexec ? ', handoff through systemd-run --user' : ', no handoff needed'}`;
+    }),
+    await doctorCheck('image present', true, async () => (await hostPreflight(request.image, { probe }), request.image)),
+    await doctorCheck("podman's storage writable", true, () => checkStorageWritable()),
+    await doctorCheck('ledger writable', true, () => (checkLedgerWritable(request.ledgerFile), request.ledgerFile)),
+    await doctorCheck('root', true, () => checkRoot(request.root, rootGiven, euid)),
+    await doctorCheck('workspaces', false, () => checkWorkspaces(request.root, request.ledgerFile, rootGiven)),
+    ...(await Promise.all(
+      runtimeNames.map((runtime) =>
+        doctorCheck(`credential ${runtime}`, runtimeGiven && runtime === request.runtime, async () => {
+          const plan = await planCredentials({ runtime, ...(request.account ? { account: request.account } : {}), home: homeOf(io.env) }, { env: io.env });
+          return plan.identity.path;
+        }),
+      ),
+    )),
+    await doctorCheck('kernel log (attribution on cgroup v1)', false, async () => {
+      if (cgroupMode() === 'v2') return 'not needed (cgroup v2 counters)';
+      await checkKernelLog();
+      return 'readable';
+    }),
+  ];
+  const failed = checks.find((c) => c.required && !c.ok);
+  return { ok: !failed, host: request.host ?? 'local', checks, exitCode: failed ? (failed.exitCode ?? ExitCode.internal) : 0 };
+}
+
+
+export function doctorCommand(entry: Entry): CommandSpec {
+  return {
+    name: 'doctor',
+    describe: 'readiness report for this node from the run path preflight; exit 0 only when a session would start',
+    options: [...sessionOptionsFor(['host', 'hosts', 'image', 'account', 'root', 'runtime', 'ledger']), { flag: 'json', type: 'boolean', describe: 'print the report as JSON' }],
+    run: async (_i, ctx) => {
+      const o = ctx.options;
+      const root = typeof o['root'] === 'string' && o['root'].startsWith('/') ? o['root'] : undefined;
+      await sweepAbandoned(root ?? defaultRoot(homeOf(ctx.env)), ctx.log).catch(() => []);
+      const req = parseRequest('run', { ...o, runtime: o['runtime'] ?? 'codex', workspace: 'doctor' }, [], ctx.env, entry.argv);
+      const { exitCode, ...doc } = await doctorReport(req, { env: ctx.env, user: user() }, o['runtime'] !== undefined, o['root'] !== undefined);
+      if (o['json']) return { output: doc, exitCode };
+      for (const c of doc.checks) ctx.log(`${c.ok ? 'ok  ' : c.required ? 'FAIL' : 'warn'} ${c.name}: ${c.ok ? c.detail : c.remedy}`);
+      ctx.log(doc.ok ? 'a session would start here' : 'a session would NOT start here');
+      return { exitCode };
+    },
+  };
+}

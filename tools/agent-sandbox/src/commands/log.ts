@@ -1,0 +1,69 @@
+/**
+ * `agent-sandbox log [--ledger FILE] [-n N] [--json]`: the recent sessions in words, one row
+ * each, oldest first: when it started, which workspace and runtime, where, how it ended (the
+ * exit status and the reason), how long it took, its peaks and its egress (what the broker
+ * allowed, which hosts it refused and why). The table is human text, on stderr like every
+ * tool's; `--json` prints the ledger's own lines on stdout, unchanged (JSON lines, schema
+ * agent-sandbox.ledger-line). Reads the rotated `<ledger>.1` too when -n reaches past the
+ * current file.
+ */
+import path from 'node:path';
+import { ToolError, type CommandSpec } from '@agent-sandbox/shared';
+import type { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import { forTerminal } from '@agent-sandbox/shared/terminal-text';
+import { defaultLedgerPath } from '../ledger/append.js';
+import { describeDuration, describeEgressCell, describePeak } from '../ledger/describe.js';
+import { recentLines } from '../ledger/read.js';
+import { homeOf } from '../session/request.js';
+import type { Entry } from './entry.js';
+
+export const defaultCount = 20;
+
+/** One row of the table: every cell made safe to print (a session chooses its host names, an agent its reasons). */
+function rowOf(line: LedgerLine): string[] {
+  const ended = line.outcome === 'refused' ? `refused ${line.exitCode} ${line.reason}` : `exit ${line.exitCode} ${line.reason}`;
+  return [line.startedAt.replace(/\.\d+Z$/, 'Z'), line.sessionId, line.runtime, line.host, ended, describeDuration(line), describePeak(line.peak), describeEgressCell(line)].map((cell) => forTerminal(cell));
+}
+
+/** The table: a header, then one row per line, columns padded (the last one is not). */
+export function formatLog(lines: LedgerLine[], ledgerFile: string): string[] {
+  if (lines.length === 0) return [`no sessions in ${forTerminal(ledgerFile)}`];
+  const rows = [['STARTED', 'WORKSPACE', 'RUNTIME', 'HOST', 'ENDED', 'TOOK', 'PEAK', 'EGRESS'], ...lines.map(rowOf)];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '));
+}
+
+function countOf(value: unknown): number {
+  if (value === undefined) return defaultCount;
+  const text = Array.isArray(value) ? value.at(-1) : value;
+  if (typeof text !== 'string' || !/^[1-9][0-9]{0,5}$/.test(text)) throw new ToolError('usage', 'bad-flag', `-n: expected a whole number of sessions from 1 to 999999, got ${JSON.stringify(text)}`);
+  return Number(text);
+}
+
+export function logCommand(entry: Entry): CommandSpec {
+  return {
+    name: 'log',
+    describe: 'the recent sessions: when, which workspace, how each ended, peaks and egress (a table on stderr; --json: the ledger lines on stdout)',
+    options: [
+      { flag: 'ledger', type: 'string', describe: 'the ledger to read (default ${XDG_STATE_HOME:-~/.local/state}/agent-sandbox/ledger.jsonl; its .1 too when needed)' },
+      { flag: 'n', type: 'string', describe: `how many sessions, the most recent (default ${defaultCount})` },
+      { flag: 'json', type: 'boolean', describe: "print the ledger's own lines (JSON lines) on stdout instead of the table" },
+    ],
+    examples: [
+      ['agent-sandbox log', `the last ${defaultCount} sessions`],
+      ['agent-sandbox log -n 100 --json | jq .egress.summary.refused', 'what the broker refused, as JSON'],
+    ],
+    run: async (_input, ctx) => {
+      const given = ctx.options['ledger'];
+      if (given !== undefined && (typeof given !== 'string' || !path.isAbsolute(given))) throw new ToolError('usage', 'bad-flag', `--ledger: expected an absolute path, got ${JSON.stringify(given)}`);
+      const ledgerFile = (given as string | undefined) ?? defaultLedgerPath(ctx.env, homeOf(ctx.env));
+      const lines = recentLines(ledgerFile, countOf(ctx.options['n']));
+      if (ctx.options['json'] === true) {
+        entry.writeStdout(lines.map(({ raw }) => `${raw}\n`).join(''));
+        return {};
+      }
+      for (const row of formatLog(lines.map(({ line }) => line), ledgerFile)) ctx.log(row);
+      return {};
+    },
+  };
+}
