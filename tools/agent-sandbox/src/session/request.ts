@@ -117,8 +117,8 @@ export function requestOf(mode: Mode, given: Given, context: RequestContext): La
   request['diskGiven'] = 'parsed' in given.limits || given.limits.disk !== undefined;
   request['registryExplicit'] = given.fields.registryFile !== undefined;
   request['selfArgv'] = context.selfArgv;
-  const ledgerFile = request['ledgerFile'];
-  if (typeof ledgerFile === 'string' && path.isAbsolute(ledgerFile)) request['logDir'] = path.join(path.dirname(ledgerFile), 'logs');
+  // Beside the ledger (a ledger that is not an absolute path is refused as itself, before this).
+  request['logDir'] = path.join(path.dirname(String(request['ledgerFile'])), 'logs');
   if (!LaunchRequest(request)) throw refusal(LaunchRequest.errors ?? [], request, context);
   checkRules(request, given, context);
   return request;
