@@ -6,12 +6,12 @@ import { chown, chmod, mkdir, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { execa } from 'execa';
 import { cgroupMode, ociRuntime } from '@agent-sandbox/shared';
-import { containerName, runBin, tempDir, imageExists, repoRoot, type BinRun, type Teardown } from '@agent-sandbox/testkit';
+import { agentUid, containerName, runBin, imageExists, repoRoot, sessionRoot, sessionWorkspace, type BinRun, type Teardown } from '@agent-sandbox/testkit';
 import { attributeEnd, prepareAttribution } from '@agent-sandbox/podman-attrib';
 
 export const busybox = 'localhost/agent-sandbox-busybox:latest';
 export const debian = 'localhost/agent-sandbox:latest';
-export const agentUid = 1000;
+export { agentUid };
 
 export interface Session {
   base: string;
@@ -25,26 +25,26 @@ export interface Session {
   canary: { secret: string; other: string };
 }
 
-/** <base>/root/{workspaces,homes}/{s1,s2} and <base>/secrets/codex/auth.json, removed at teardown. */
+/** <base>/root/{workspaces,homes}/{s1,s2} and <base>/secrets/codex/auth.json, removed at teardown (testkit's one layout). */
 export async function makeSession(t: Teardown): Promise<Session> {
-  const base = await tempDir(t, 'astest-proof-');
-  const root = `${base}/root`;
   const hex = randomBytes(6).toString('hex');
-  const s: Session = {
-    base,
-    root,
-    id: 's1',
-    workspace: `${root}/workspaces/s1`,
-    home: `${root}/homes/s1`,
-    secret: `${base}/secrets/codex/auth.json`,
-    otherWorkspace: `${root}/workspaces/s2`,
-    otherHome: `${root}/homes/s2`,
-    canary: { secret: `astest-secret-${hex}`, other: `astest-other-session-${hex}` },
-  };
-  for (const dir of [s.workspace, s.home, s.otherWorkspace, s.otherHome, `${base}/secrets/codex`]) await mkdir(dir, { recursive: true });
+  const root = await sessionRoot(t, 'proof', { credential: false, canary: `astest-secret-${hex}` });
   // Rootful podman, no user namespace: the container's uid 1000 is the host's uid 1000, so the
   // session's own directories belong to it (what the launcher does when it runs as root).
-  for (const dir of [s.workspace, s.home]) await chown(dir, agentUid, agentUid);
+  const s1 = await sessionWorkspace(t, root, 'proof', { id: 's1', home: true, launcherContainer: false });
+  const other = { workspace: `${root.root}/workspaces/s2`, home: `${root.root}/homes/s2` };
+  const s: Session = {
+    base: root.base,
+    root: root.root,
+    id: s1.id,
+    workspace: s1.path,
+    home: s1.home,
+    secret: `${root.base}/secrets/codex/auth.json`,
+    otherWorkspace: other.workspace,
+    otherHome: other.home,
+    canary: { secret: root.canary, other: `astest-other-session-${hex}` },
+  };
+  for (const dir of [s.otherWorkspace, s.otherHome, `${s.base}/secrets/codex`]) await mkdir(dir, { recursive: true });
   await writeFile(`${s.otherWorkspace}/notes.txt`, `${s.canary.other}\n`);
   await writeFile(`${s.otherHome}/.history`, `${s.canary.other}\n`);
   // The secret belongs to the agent uid and is mode 600: only the mount can make it read-only.

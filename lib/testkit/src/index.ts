@@ -7,3 +7,4 @@ export * from './fake-internet.js';
 export * from './requirements.js';
 export * from './private-hosts.js';
 export * from './cgroup-parent.js';
+export * from './session-fixture.js';

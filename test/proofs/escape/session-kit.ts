@@ -2,40 +2,33 @@
 // executable (`agent-sandbox run`), a permitted root, a workspace owned by the agent uid, a host
 // HOME holding a canary credential, and `--agent-bin` naming the attacker's program INSIDE the
 // container. Everything made here is removed at teardown, the container included.
-import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { chmod, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { runPodman } from '@agent-sandbox/shared/podman';
-import { binPath, tempDir, type Teardown } from '@agent-sandbox/testkit';
+import {
+  agentUid,
+  binPath,
+  jsonLines,
+  launcherFlags,
+  sessionRoot as testkitRoot,
+  sessionWorkspace,
+  type SessionRoot as TestkitRoot,
+  type SessionWorkspace,
+  type Teardown,
+} from '@agent-sandbox/testkit';
 
-export const agentUid = 1000;
+export { agentUid };
 /** The in-session helper programs (sc.pl, net-probe.js, ...), copied into a workspace. */
 export const helperDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'escape');
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export interface SessionRoot {
-  base: string;
-  root: string;
-  /** The launcher's HOME: holds the host credential the session gets a staged copy of. */
-  hostHome: string;
-  credential: string;
-  canary: string;
-}
-
-export interface Workspace {
-  id: string;
-  /** Host path <root>/workspaces/<id>. */
-  path: string;
-  /** Where the session sees it. */
-  inside: string;
-  home: string;
-  ledger: string;
-  container: string;
-}
+/** testkit's session root, whose host HOME always holds the canary codex credential. */
+export type SessionRoot = TestkitRoot & { credential: string };
+/** testkit's session workspace: id, host path, where the session sees it, home, own ledger, container. */
+export type Workspace = SessionWorkspace;
 
 export interface LaunchEnd {
   exitCode: number;
@@ -56,19 +49,13 @@ export async function chownAgent(...paths: string[]): Promise<void> {
   await execa('chown', ['-R', `${agentUid}:${agentUid}`, ...paths]);
 }
 
-/** A permitted root with a host HOME whose codex credential is a canary. */
+/** A permitted root with a host HOME whose codex credential is a canary (testkit's one layout). */
 export async function sessionRoot(t: Teardown, label: string): Promise<SessionRoot> {
-  const base = await tempDir(t, `astest-escape-${label}-`);
-  await chmod(base, 0o755);
-  const root = path.join(base, 'root');
-  const hostHome = path.join(base, 'host-home');
-  await mkdir(path.join(root, 'workspaces'), { recursive: true });
-  await mkdir(path.join(hostHome, '.codex'), { recursive: true });
-  const canary = `sk-astest-escape-${randomBytes(8).toString('hex')}`;
-  const credential = path.join(hostHome, '.codex', 'auth.json');
-  await writeFile(credential, JSON.stringify({ OPENAI_API_KEY: canary }), { mode: 0o600 });
-  return { base, root, hostHome, credential, canary };
+  const root = await testkitRoot(t, `escape-${label}`);
+  return { ...root, credential: root.credential! };
 }
+
+const helpers = ['sc.pl', 'net-probe.js', 'keys.pl', 'kill-all.pl', 'fork-bomb.pl', 'files-flood.js', 'egress-flood.js'];
 
 /** <root>/workspaces/astest-<label>-<hex>, owned by the agent uid, with the helpers in .astest/. */
 export async function addWorkspace(
@@ -78,40 +65,19 @@ export async function addWorkspace(
   files: Record<string, string> = {},
   prepare?: (wsPath: string) => Promise<void>,
 ): Promise<Workspace> {
-  const id = `astest-${label}-${randomBytes(3).toString('hex')}`;
-  const ws = path.join(r.root, 'workspaces', id);
-  if (prepare) await prepare(ws);
-  await mkdir(path.join(ws, '.astest'), { recursive: true });
-  for (const name of ['sc.pl', 'net-probe.js', 'keys.pl', 'kill-all.pl', 'fork-bomb.pl', 'files-flood.js', 'egress-flood.js']) {
-    await copyFile(path.join(helperDir, name), path.join(ws, '.astest', name));
-  }
-  for (const [name, content] of Object.entries(files)) await writeFile(path.join(ws, name), content, { mode: 0o755 });
-  await chownAgent(ws);
-  const container = `agent-sandbox-${id}`;
-  removeAtTeardown(t, id);
-  return { id, path: ws, inside: `/sandbox/workspaces/${id}`, home: path.join(r.root, 'homes', id), ledger: path.join(r.base, `ledger-${id}.jsonl`), container };
-}
-
-const madeIds = new Set<string>();
-/** One podman call at the end removes every session container a test made (podman is slow under load). */
-function removeAtTeardown(t: Teardown, id: string): void {
-  if (madeIds.size === 0) {
-    t.teardown(async () => {
-      const ids = [...madeIds];
-      await runPodman(['rm', '--force', '--ignore', '--time', '0', ...ids.map((i) => `agent-sandbox-${i}`)], { expect: 'any', timeoutMs: 120_000 });
-      for (const i of ids) await rm(cidfileOf(i), { force: true });
-    });
-  }
-  madeIds.add(id);
+  const copy = Object.fromEntries(helpers.map((name) => [`.astest/${name}`, path.join(helperDir, name)]));
+  const ws = await sessionWorkspace(t, r, label, { files, copy, ...(prepare ? { prepare } : {}) });
+  t.teardown(() => rm(cidfileOf(ws.id), { force: true }));
+  return ws;
 }
 
 /** codex unless `extra` names a runtime. */
 export function sessionFlags(r: SessionRoot, ws: Workspace, extra: string[] = []): string[] {
-  return [...(extra.includes('--runtime') ? [] : ['--runtime', 'codex']), '--workspace', ws.id, '--root', r.root, '--ledger', ws.ledger, ...extra];
+  return launcherFlags(r, ws, extra);
 }
 
 export function launcherEnv(r: SessionRoot): Record<string, string> {
-  return { HOME: r.hostHome, PATH: process.env['PATH'] ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
+  return r.env;
 }
 
 /** `agent-sandbox run ... --agent-bin BIN -- ARGS`; never rejects. */
@@ -146,8 +112,7 @@ export async function launcherCommand(r: SessionRoot, ws: Workspace, command: st
 }
 
 export function ledgerLines(ws: Workspace): Array<Record<string, any>> {
-  if (!existsSync(ws.ledger)) return [];
-  return readFileSync(ws.ledger, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return jsonLines(ws.ledger);
 }
 
 export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs: number, stepMs = 100): Promise<boolean> {

@@ -7,7 +7,10 @@ import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sessionFixture, type SessionFixture } from './fixtures/session-fixture.js';
+import { sessionNeeds, sessionFixture, type SessionFixture } from './fixtures/session-fixture.js';
+
+/** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
+const requirements = sessionNeeds();
 
 /** Every variable read by tools/agent-sandbox and the cores it composes (grep of src), and what podman reads. */
 const readByCode = [
@@ -59,7 +62,7 @@ async function hostileEnv(fx: SessionFixture): Promise<Record<string, string>> {
   return env;
 }
 
-t.test('with every variable set and a fake podman and runtime, an absent image still refuses (82) and nothing runs', async (t) => {
+t.test('with every variable set and a fake podman and runtime, an absent image still refuses (82) and nothing runs', requirements, async (t) => {
   const fx = await sessionFixture(t, 'bypass82');
   const env = await hostileEnv(fx);
   const out = await fx.run(['run', ...fx.flags, '--image', 'localhost/astest-absent:none', '--', ...fx.agentArgs(0)], { env });
@@ -69,7 +72,7 @@ t.test('with every variable set and a fake podman and runtime, an absent image s
   t.equal(fx.ledgerLines()[0].reason, 'image-absent');
 });
 
-t.test('with every variable set, a dead host still refuses (81) and nothing runs', async (t) => {
+t.test('with every variable set, a dead host still refuses (81) and nothing runs', requirements, async (t) => {
   const fx = await sessionFixture(t, 'bypass81');
   const env = await hostileEnv(fx);
   const registry = path.join(fx.base, 'hosts.json');
@@ -81,7 +84,7 @@ t.test('with every variable set, a dead host still refuses (81) and nothing runs
   t.notOk(fx.ranOnHost());
 });
 
-t.test('with every variable set, a working session still runs inside the container, never through the fakes', async (t) => {
+t.test('with every variable set, a working session still runs inside the container, never through the fakes', requirements, async (t) => {
   const fx = await sessionFixture(t, 'bypass0');
   const env = await hostileEnv(fx);
   const out = await fx.run(['run', ...fx.flags, '--', ...fx.agentArgs(5)], { env });

@@ -11,7 +11,10 @@ import { validateDocument } from '@agent-sandbox/shared';
 import { podmanBinary, podmanEnv } from '@agent-sandbox/shared/podman';
 import { DoctorReport } from '@agent-sandbox/shared/validators/agent-sandbox-reports';
 import { binPath, busyboxImage, hardeningFlags } from '@agent-sandbox/testkit';
-import { sessionFixture } from '../fixtures/session-fixture.js';
+import { sessionNeeds, sessionFixture } from '../fixtures/session-fixture.js';
+
+/** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
+const requirements = sessionNeeds({ images: ['localhost/agent-sandbox:latest', 'localhost/agent-sandbox-busybox:latest'] });
 
 // The session image (the VM tier's guest carries this one, not the agents image).
 const image = 'localhost/agent-sandbox:latest';
@@ -44,7 +47,7 @@ function mountedCgroups(): 'v1' | 'v2' | 'hybrid' {
   return mounts.some((m) => m.fstype === 'cgroup2') ? 'hybrid' : 'v1';
 }
 
-t.test('a ready node reports every check ok and exits 0', async (t) => {
+t.test('a ready node reports every check ok and exits 0', requirements, async (t) => {
   const fx = await sessionFixture(t, 'doctor');
   const out = await fx.run(['doctor', '--runtime', 'codex', '--json', '--root', fx.root, '--image', image]);
   t.equal(out.exitCode, 0, out.stdout);
@@ -53,7 +56,7 @@ t.test('a ready node reports every check ok and exits 0', async (t) => {
   t.ok(out.json.checks.filter((c: { required: boolean }) => c.required).every((c: { ok: boolean }) => c.ok));
 });
 
-t.test("the host's lines say what this host is: cgroup version and manager, runtime, root or rootless, kernel log", async (t) => {
+t.test("the host's lines say what this host is: cgroup version and manager, runtime, root or rootless, kernel log", requirements, async (t) => {
   const fx = await sessionFixture(t, 'doctorhost');
   const out = await fx.run(['doctor', '--runtime', 'codex', '--json', '--root', fx.root, '--image', image]);
   t.equal(out.exitCode, 0, out.stdout);
@@ -81,7 +84,7 @@ t.test("the host's lines say what this host is: cgroup version and manager, runt
   else t.match(kernelLog, { ok: false, detail: 'no-kernel-log' }, `v1, and dmesg cannot read the kernel log here (${dmesg.stderr.trim()})`);
 });
 
-t.test('a missing credential is a failing line with the exact remedy, and exit 85', async (t) => {
+t.test('a missing credential is a failing line with the exact remedy, and exit 85', requirements, async (t) => {
   const fx = await sessionFixture(t, 'doctor85');
   await rm(`${fx.home}/.codex/auth.json`);
   const out = await fx.run(['doctor', '--runtime', 'codex', '--json', '--root', fx.root, '--image', image]);
@@ -92,7 +95,7 @@ t.test('a missing credential is a failing line with the exact remedy, and exit 8
 
 // With a user manager for this user (the VM tier's uid 1000 has linger) NoNewPrivs hands off instead.
 const userManager = existsSync(`/run/user/${process.getuid?.() ?? 0}/bus`);
-t.test('the human report names the remedy under NoNewPrivs: loginctl enable-linger, exit 84', { skip: userManager ? 'this user has a user manager: NoNewPrivs 1 hands off instead of refusing' : false }, async (t) => {
+t.test('the human report names the remedy under NoNewPrivs: loginctl enable-linger, exit 84', { skip: userManager ? 'this user has a user manager: NoNewPrivs 1 hands off instead of refusing' : requirements.skip }, async (t) => {
   const fx = await sessionFixture(t, 'doctor84');
   const out = await execa('setpriv', ['--no-new-privs', binPath('agent-sandbox'), 'doctor', '--runtime', 'codex', '--root', fx.root, '--image', image], { env: fx.env, extendEnv: false, reject: false });
   t.equal(out.exitCode, 84);

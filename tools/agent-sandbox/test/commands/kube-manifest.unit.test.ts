@@ -10,12 +10,15 @@ import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPol
 import { repoRoot } from '@agent-sandbox/testkit';
 import { podManifest, memoryQuantity, cpuQuantity } from '../../dist/commands/kube/manifest.js';
 import { existsSync, rmSync } from 'node:fs';
-import { sessionFixture } from '../fixtures/session-fixture.js';
+import { sessionNeeds, sessionFixture } from '../fixtures/session-fixture.js';
+
+/** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
+const requirements = sessionNeeds({ images: [] });
 
 /** kube makes the node broker's socket directory (as a run would): removed with the test. */
 const removeSocketDir = (t: Test, id: string) => t.teardown(() => rmSync(`/run/agent-sandbox/egress/${id}`, { recursive: true, force: true }));
 
-t.test('the manifest from a real session plan validates against the Kubernetes Pod schema', async (t) => {
+t.test('the manifest from a real session plan validates against the Kubernetes Pod schema', requirements, async (t) => {
   const fx = await sessionFixture(t, 'kube');
   removeSocketDir(t, fx.id);
   const out = await fx.run(['kube', ...fx.flags, '--memory', '512m', '--pids', '100', '--cpus', '1.5', '--', ...fx.agentArgs(0)]);
@@ -58,7 +61,7 @@ t.test('the manifest from a real session plan validates against the Kubernetes P
   t.equal(fx.ranInWorkspace(), undefined, 'kube runs nothing');
 });
 
-t.test('with --egress none the Pod has no socket, no relay, and the same deny-all policy; no ConfigMap', async (t) => {
+t.test('with --egress none the Pod has no socket, no relay, and the same deny-all policy; no ConfigMap', requirements, async (t) => {
   const fx = await sessionFixture(t, 'kubenone');
   removeSocketDir(t, fx.id);
   const out = await fx.run(['kube', ...fx.flags, '--egress', 'none', '--', ...fx.agentArgs(0)]);
@@ -72,7 +75,7 @@ t.test('with --egress none the Pod has no socket, no relay, and the same deny-al
   t.notOk(existsSync(`/run/agent-sandbox/egress/${fx.id}`), 'no socket directory is made');
 });
 
-t.test('the Pod\'s Localhost seccomp profile is the file the launcher hands podman for the same session', async (t) => {
+t.test('the Pod\'s Localhost seccomp profile is the file the launcher hands podman for the same session', requirements, async (t) => {
   const fx = await sessionFixture(t, 'kubesc');
   removeSocketDir(t, fx.id);
   const plan = await fx.run(['plan', ...fx.flags, '--', ...fx.agentArgs(0)]);

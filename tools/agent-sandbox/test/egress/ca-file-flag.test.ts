@@ -10,7 +10,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { makeTestCa, tempDir } from '@agent-sandbox/testkit';
-import { nothingLeft, sessionFixture } from '../fixtures/session-fixture.js';
+import { sessionNeeds, nothingLeft, sessionFixture } from '../fixtures/session-fixture.js';
+
+/** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
+const requirements = sessionNeeds();
 
 const dir = await tempDir(t, 'astest-ca-');
 const ca = await makeTestCa(dir, ['proxy.example']);
@@ -34,7 +37,7 @@ const refusals: { label: string; file: () => Promise<string> | string; exit: num
 let rows = 0;
 
 for (const row of refusals) {
-  t.test(`--ca-file naming ${row.label} is refused with ${row.exit} before anything is staged`, async (t) => {
+  t.test(`--ca-file naming ${row.label} is refused with ${row.exit} before anything is staged`, requirements, async (t) => {
     const fx = await sessionFixture(t, `ca${rows}`);
     const out = await fx.run(['run', ...fx.flags, '--ca-file', await row.file(), '--', ...fx.agentArgs(0)]);
     t.equal(out.exitCode, row.exit, out.stderr);
@@ -47,11 +50,11 @@ for (const row of refusals) {
   });
 }
 
-t.test('every refusal row ran', async (t) => {
+t.test('every refusal row ran', requirements, async (t) => {
   t.equal(rows, refusals.length, `${rows} of ${refusals.length} rows`);
 });
 
-t.test('plan mounts the copy read-only and names the variables; never SSL_CERT_FILE', async (t) => {
+t.test('plan mounts the copy read-only and names the variables; never SSL_CERT_FILE', requirements, async (t) => {
   const fx = await sessionFixture(t, 'caplan');
   const out = await fx.run(['plan', ...fx.flags, '--ca-file', bundle, '--', ...fx.agentArgs(0)]);
   t.equal(out.exitCode, 0, out.stderr);
@@ -65,7 +68,7 @@ t.test('plan mounts the copy read-only and names the variables; never SSL_CERT_F
   t.notOk(out.stdout.includes('BEGIN CERTIFICATE'), 'the plan carries no PEM text');
 });
 
-t.test('the session reads the certificates only, read-only, and the copy is gone afterwards', async (t) => {
+t.test('the session reads the certificates only, read-only, and the copy is gone afterwards', requirements, async (t) => {
   const fx = await sessionFixture(t, 'carun');
   const seen = `/sandbox/workspaces/${fx.id}/ca-seen`;
   const script = `cat "$NODE_EXTRA_CA_CERTS" > ${seen}; test "$CODEX_CA_CERTIFICATE" = "$NODE_EXTRA_CA_CERTS" && echo same >> ${seen}; if (: > "$NODE_EXTRA_CA_CERTS") 2>/dev/null; then echo writable >> ${seen}; else echo read-only >> ${seen}; fi`;

@@ -11,7 +11,10 @@ import { execa } from 'execa';
 import { validateDocument } from '@agent-sandbox/shared';
 import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
 import { isHostRunPath } from '@agent-sandbox/mount-plan';
-import { sessionFixture } from '../fixtures/session-fixture.js';
+import { sessionNeeds, sessionFixture } from '../fixtures/session-fixture.js';
+
+/** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
+const requirements = sessionNeeds();
 
 t.test('which paths count: the listed names anywhere, whole config directories, nothing below node_modules', async (t) => {
   const rows: [string, boolean][] = [
@@ -25,7 +28,7 @@ t.test('which paths count: the listed names anywhere, whole config directories, 
   t.equal(rows.length, 25, 'every row ran');
 });
 
-t.test('a real session that changes host-run files is reported in one block and in the ledger, 50 named then a count', async (t) => {
+t.test('a real session that changes host-run files is reported in one block and in the ledger, 50 named then a count', requirements, async (t) => {
   const fx = await sessionFixture(t, 'hostrun');
   const ws = fx.workspace;
   await writeFile(path.join(ws, 'package.json'), JSON.stringify({ name: 'p', version: '1.0.0', scripts: { test: 'node t.js' } }));

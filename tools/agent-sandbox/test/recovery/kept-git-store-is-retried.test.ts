@@ -17,7 +17,10 @@ import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
 import { WorkspaceImportOutput } from '@agent-sandbox/shared/validators/workspace';
 import type { Teardown } from '@agent-sandbox/testkit';
 import { git } from '../fixtures/git-repo.js';
-import { sessionFixture, type SessionFixture } from '../fixtures/session-fixture.js';
+import { sessionNeeds, sessionFixture, type SessionFixture } from '../fixtures/session-fixture.js';
+
+/** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
+const requirements = sessionNeeds({ commands: ['git', 'flock'] });
 
 const honest = 'echo honest > honest.txt && git add honest.txt && git -c user.name=agent -c user.email=agent@example.invalid commit -q -m "honest commit"';
 
@@ -43,7 +46,7 @@ async function gitSession(t: Teardown, label: string) {
   };
 }
 
-t.test('a lock held on the branch here: the store is kept and said so; once the lock is gone the next launcher command brings the commit home', async (t) => {
+t.test('a lock held on the branch here: the store is kept and said so; once the lock is gone the next launcher command brings the commit home', requirements, async (t) => {
   const s = await gitSession(t, 'kept');
   await writeFile(s.lock, '');
   const run = await s.session(honest);
@@ -67,7 +70,7 @@ t.test('a lock held on the branch here: the store is kept and said so; once the 
   t.equal(await git(s.fx.workspace, 'status', '--porcelain'), '', 'the checkout is clean: the index came back with the branch');
 });
 
-t.test('a kept store that fails again refuses the next session; after the retries it waits for workspace import', async (t) => {
+t.test('a kept store that fails again refuses the next session; after the retries it waits for workspace import', requirements, async (t) => {
   const s = await gitSession(t, 'refuse');
   await writeFile(s.lock, '');
   t.equal((await s.session(honest)).exitCode, 0);
@@ -94,7 +97,7 @@ t.test('a kept store that fails again refuses the next session; after the retrie
   t.match(again.stderr, /no kept git store/);
 });
 
-t.test("the sweep removes an older launcher's git view without following its links; a view of a running session stays", async (t) => {
+t.test("the sweep removes an older launcher's git view without following its links; a view of a running session stays", requirements, async (t) => {
   const fx: SessionFixture = await sessionFixture(t, 'views');
   const views = path.join(fx.root, 'git-views');
   const outside = path.join(fx.base, 'outside');

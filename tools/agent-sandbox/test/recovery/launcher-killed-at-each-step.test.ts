@@ -10,7 +10,10 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { runPodman, systemPath } from '@agent-sandbox/shared/podman';
 import { scratchDirsOf } from '@agent-sandbox/testkit';
-import { nothingLeft, sessionFixture } from '../fixtures/session-fixture.js';
+import { sessionNeeds, nothingLeft, sessionFixture } from '../fixtures/session-fixture.js';
+
+/** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
+const requirements = sessionNeeds({ images: ['localhost/agent-sandbox:latest'] });
 
 const driver = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'launch-driver.mjs');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -35,7 +38,7 @@ const containerExists = async (name: string) => (await runPodman(['container', '
 let ran = 0;
 for (const { step, signal } of cases) {
   {
-    t.test(`killed with ${signal} ${step === 'running' ? 'while the agent runs' : `at step "${step}"`}: nothing is left after the next start, and there is one ledger line`, async (t) => {
+    t.test(`killed with ${signal} ${step === 'running' ? 'while the agent runs' : `at step "${step}"`}: nothing is left after the next start, and there is one ledger line`, requirements, async (t) => {
       const fx = await sessionFixture(t, `kill-${step}-${signal.slice(3, 4).toLowerCase()}`);
       const marker = path.join(fx.base, 'reached');
       const running = path.join(fx.workspace, '.running');
@@ -74,4 +77,4 @@ for (const { step, signal } of cases) {
   }
 }
 
-t.test('every step was killed both ways, and Ctrl-C while the agent runs', async (t) => t.equal(ran, steps.length * signals.length + 1));
+t.test('every step was killed both ways, and Ctrl-C while the agent runs', requirements, async (t) => t.equal(ran, steps.length * signals.length + 1));

@@ -9,7 +9,10 @@ import { execa } from 'execa';
 import { validateDocument, cgroupMode } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
 import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
-import { nothingLeft, sessionFixture, type SessionFixture } from '../fixtures/session-fixture.js';
+import { sessionNeeds, nothingLeft, sessionFixture, type SessionFixture } from '../fixtures/session-fixture.js';
+
+/** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
+const requirements = sessionNeeds({ images: ['localhost/agent-sandbox:latest'] });
 
 const image = 'localhost/agent-sandbox:latest';
 const v2 = cgroupMode() === 'v2';
@@ -131,7 +134,7 @@ const rows: Row[] = [
 
 let ran = 0;
 for (const row of rows) {
-  t.test(row.claim, async (t) => {
+  t.test(row.claim, requirements, async (t) => {
     const fx = await sessionFixture(t, row.label);
     const began = Date.now();
     const flags = fx.flags.filter((f, i, all) => f !== '--agent-bin' && all[i - 1] !== '--agent-bin');
@@ -151,4 +154,4 @@ for (const row of rows) {
   });
 }
 
-t.test('every row ran', async (t) => t.equal(ran, rows.length));
+t.test('every row ran', requirements, async (t) => t.equal(ran, rows.length));

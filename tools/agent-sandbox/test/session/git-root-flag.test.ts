@@ -7,7 +7,10 @@ import t from 'tap';
 import { chown, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
-import { sessionFixture, type SessionFixture } from '../fixtures/session-fixture.js';
+import { sessionNeeds, sessionFixture, type SessionFixture } from '../fixtures/session-fixture.js';
+
+/** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
+const requirements = sessionNeeds({ commands: ['git'] });
 
 const gitEnv = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t', HOME: '/nonexistent', PATH: '/usr/bin:/bin' };
 
@@ -28,7 +31,7 @@ async function outsideWorktree(fx: SessionFixture) {
   return { repos, main, id, workspace, flags };
 }
 
-t.test('without --git-root the outside repository is refused with 87, naming it', async (t) => {
+t.test('without --git-root the outside repository is refused with 87, naming it', requirements, async (t) => {
   const fx = await sessionFixture(t, 'gitroot-no');
   const wt = await outsideWorktree(fx);
   const out = await fx.run(['plan', ...wt.flags, '--agent-bin', 'true']);
@@ -37,7 +40,7 @@ t.test('without --git-root the outside repository is refused with 87, naming it'
   t.match(out.json?.error?.message, `${wt.main}/.git`);
 });
 
-t.test('--git-root permits it: the repository is mounted at its own path and git configuration is planned', async (t) => {
+t.test('--git-root permits it: the repository is mounted at its own path and git configuration is planned', requirements, async (t) => {
   const fx = await sessionFixture(t, 'gitroot-plan');
   const wt = await outsideWorktree(fx);
   const out = await fx.run(['plan', ...wt.flags, '--agent-bin', 'true', '--git-root', wt.repos]);
@@ -58,7 +61,7 @@ t.test('--git-root permits it: the repository is mounted at its own path and git
   t.ok(values.includes(`/sandbox/workspaces/${wt.id}`), `safe.directory for the workspace: ${JSON.stringify(plan.containerEnv)}`);
 });
 
-t.test('--git-root may be given more than once; each must be absolute (80 otherwise)', async (t) => {
+t.test('--git-root may be given more than once; each must be absolute (80 otherwise)', requirements, async (t) => {
   const fx = await sessionFixture(t, 'gitroot-flags');
   const wt = await outsideWorktree(fx);
   const twice = await fx.run(['plan', ...wt.flags, '--agent-bin', 'true', '--git-root', '/srv/none-such', '--git-root', wt.repos]);
@@ -68,7 +71,7 @@ t.test('--git-root may be given more than once; each must be absolute (80 otherw
   t.match(relative.stderr, /--git-root: expected an absolute path/);
 });
 
-t.test('git runs inside the container on the outside worktree (a real session)', async (t) => {
+t.test('git runs inside the container on the outside worktree (a real session)', requirements, async (t) => {
   const fx = await sessionFixture(t, 'gitroot-run');
   const wt = await outsideWorktree(fx);
   const out = await fx.run(['run', ...wt.flags, '--git-root', wt.repos, '--agent-bin', 'git', '--', 'log', '--format=%s', '-1']);

@@ -5,7 +5,10 @@ import t, { type Test } from 'tap';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { cgroupMode } from '@agent-sandbox/shared';
-import { sessionFixture } from '../fixtures/session-fixture.js';
+import { sessionNeeds, sessionFixture } from '../fixtures/session-fixture.js';
+
+/** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
+const requirements = sessionNeeds({ images: ['localhost/agent-sandbox:latest'] });
 
 const v2 = cgroupMode() === 'v2';
 
@@ -33,7 +36,7 @@ const rows = [
 ];
 
 for (const row of rows) {
-  t.test(`peaks of a ${row.mib} MiB, ${row.procs}-process workload are within 10% of the container cgroup's own counters`, async (t) => {
+  t.test(`peaks of a ${row.mib} MiB, ${row.procs}-process workload are within 10% of the container cgroup's own counters`, requirements, async (t) => {
     const fx = await sessionFixture(t, `peak-${row.label}`);
     const flags = fx.flags.filter((f, i, all) => f !== '--agent-bin' && all[i - 1] !== '--agent-bin');
     const out = await fx.run(['run', ...flags, '--image', 'localhost/agent-sandbox:latest', '--memory', '512m', '--agent-bin', '/bin/sh', '--', '-c', workload(row.mib, row.procs, row.loops)], { timeoutMs: 180_000 });

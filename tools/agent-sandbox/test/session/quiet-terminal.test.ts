@@ -11,7 +11,10 @@ import { existsSync } from 'node:fs';
 import { mkdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { binPath } from '@agent-sandbox/testkit';
-import { canary, sessionFixture, type SessionFixture } from '../fixtures/session-fixture.js';
+import { sessionNeeds, canary, sessionFixture, type SessionFixture } from '../fixtures/session-fixture.js';
+
+/** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
+const requirements = sessionNeeds({ commands: ['script'] });
 
 const marker = 'AGENT-FIRST-OUTPUT';
 const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -25,7 +28,7 @@ async function underPty(fx: SessionFixture, extra: string[]) {
   return { exitCode: out.exitCode, terminal: String(out.stdout).replace(/\r/g, '') };
 }
 
-t.test('under a real PTY the agent\'s own output comes first: no JSON, no cred-stage or launcher line before it', async (t) => {
+t.test('under a real PTY the agent\'s own output comes first: no JSON, no cred-stage or launcher line before it', requirements, async (t) => {
   const fx = await sessionFixture(t, 'quiet');
   const { exitCode, terminal } = await underPty(fx, []);
   t.equal(exitCode, 4, terminal);
@@ -41,7 +44,7 @@ t.test('under a real PTY the agent\'s own output comes first: no JSON, no cred-s
   t.notMatch(JSON.stringify(line) + terminal, new RegExp(canary), 'no secret on the terminal or in the ledger');
 });
 
-t.test('with --verbose the progress comes in words before the agent\'s output, the entrypoint\'s words after it, and no JSON at all', async (t) => {
+t.test('with --verbose the progress comes in words before the agent\'s output, the entrypoint\'s words after it, and no JSON at all', requirements, async (t) => {
   const fx = await sessionFixture(t, 'verbose');
   const { exitCode, terminal } = await underPty(fx, ['--verbose']);
   t.equal(exitCode, 4, terminal);
@@ -56,7 +59,7 @@ t.test('with --verbose the progress comes in words before the agent\'s output, t
   t.ok(line.entrypoint.lines.some((l: string) => /^\{"ok":true,"installed":\[/.test(l)), "the JSON document is the ledger's");
 });
 
-t.test('a quiet session whose credential cannot be installed still says why on the terminal and fails closed', async (t) => {
+t.test('a quiet session whose credential cannot be installed still says why on the terminal and fails closed', requirements, async (t) => {
   const fx = await sessionFixture(t, 'quietfail');
   const codexDir = path.join(fx.root, 'homes', fx.id, '.codex');
   await mkdir(codexDir, { recursive: true });

@@ -5,10 +5,13 @@ import t from 'tap';
 import { existsSync, readFileSync } from 'node:fs';
 import { validateDocument } from '@agent-sandbox/shared';
 import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
-import { canary, sessionFixture } from '../fixtures/session-fixture.js';
+import { sessionNeeds, canary, sessionFixture } from '../fixtures/session-fixture.js';
+
+/** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
+const requirements = sessionNeeds();
 
 for (const status of [0, 7, 143]) {
-  t.test(`the agent's exit status ${status} is passed through unchanged`, async (t) => {
+  t.test(`the agent's exit status ${status} is passed through unchanged`, requirements, async (t) => {
     const fx = await sessionFixture(t, `exit${status}`);
     const out = await fx.run(['run', ...fx.flags, '--memory', '256m', '--pids', '64', '--', ...fx.agentArgs(status)]);
     t.equal(out.exitCode, status, out.stderr);
@@ -39,7 +42,7 @@ for (const status of [0, 7, 143]) {
   });
 }
 
-t.test('exec mode prints only the bare log path on stdout; the agent output is in that log', async (t) => {
+t.test('exec mode prints only the bare log path on stdout; the agent output is in that log', requirements, async (t) => {
   const fx = await sessionFixture(t, 'exec');
   const out = await fx.run(['exec', ...fx.flags, '--', ...fx.agentArgs(3)]);
   t.equal(out.exitCode, 3, out.stderr);
@@ -54,7 +57,7 @@ t.test('exec mode prints only the bare log path on stdout; the agent output is i
   t.equal(fx.ledgerLines()[0].logPath, logPath, 'the ledger names the log');
 });
 
-t.test('plan prints the composed plan and runs nothing', async (t) => {
+t.test('plan prints the composed plan and runs nothing', requirements, async (t) => {
   const fx = await sessionFixture(t, 'plan');
   const out = await fx.run(['plan', ...fx.flags, '--', ...fx.agentArgs(0)]);
   t.equal(out.exitCode, 0, out.stderr);

@@ -6,7 +6,10 @@ import t from 'tap';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { runPodman } from '@agent-sandbox/shared/podman';
-import { nothingLeft, sessionFixture } from '../fixtures/session-fixture.js';
+import { sessionNeeds, nothingLeft, sessionFixture } from '../fixtures/session-fixture.js';
+
+/** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
+const requirements = sessionNeeds({ images: ['localhost/agent-sandbox:latest', 'localhost/agent-sandbox-agents:latest'] });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -18,7 +21,7 @@ async function until(what: string, ok: () => boolean, ms = 60_000): Promise<void
   }
 }
 
-t.test('a second launcher on a busy workspace is refused (92) and the running session is untouched', async (t) => {
+t.test('a second launcher on a busy workspace is refused (92) and the running session is untouched', requirements, async (t) => {
   const fx = await sessionFixture(t, 'busy');
   const flags = fx.flags.filter((f, i, all) => f !== '--agent-bin' && all[i - 1] !== '--agent-bin');
   // The first agent waits for a go, then checks its credential is still installed and intact.

@@ -10,8 +10,11 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { validateDocument } from '@agent-sandbox/shared';
 import { WorkspaceListOutput, WorkspaceNewOutput, WorkspaceRecord, WorkspaceRmOutput } from '@agent-sandbox/shared/validators/workspace';
-import { sessionFixture, type SessionFixture } from '../fixtures/session-fixture.js';
+import { sessionNeeds, sessionFixture, type SessionFixture } from '../fixtures/session-fixture.js';
 import { git, makeRepo } from '../fixtures/git-repo.js';
+
+/** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
+const requirements = sessionNeeds({ commands: ['git'] });
 
 const commitInside = (message: string) => ['--agent-bin', 'sh', '--', '-c', `echo by-agent > agent.txt && git add agent.txt && git -c user.name=Agent -c user.email=agent@sandbox.invalid commit -qm '${message}'`];
 
@@ -42,7 +45,7 @@ async function holdLock(t: Test, fx: SessionFixture, id: string) {
   return { release };
 }
 
-t.test('workspace new makes a linked worktree on agent/<id> from HEAD, given to uid 1000, and records it', async (t) => {
+t.test('workspace new makes a linked worktree on agent/<id> from HEAD, given to uid 1000, and records it', requirements, async (t) => {
   const { fx, repo, ws } = await setup(t, 'wsnew');
   const out = await ws('new', 'fix-1', '--repo', repo, '--json');
   t.equal(out.exitCode, 0, out.stderr);
@@ -62,7 +65,7 @@ t.test('workspace new makes a linked worktree on agent/<id> from HEAD, given to 
   t.match(out.stderr, `start a session there: agent-sandbox run --runtime codex --workspace fix-1 --root ${fx.root}`);
 });
 
-t.test('a real session in it commits into the repository with no --git-root', async (t) => {
+t.test('a real session in it commits into the repository with no --git-root', requirements, async (t) => {
   const { fx, repo, ws } = await setup(t, 'wsrun');
   t.equal((await ws('new', 'fix-2', '--repo', repo)).exitCode, 0);
   const out = await fx.run(['run', '--runtime', 'codex', '--workspace', 'fix-2', '--root', fx.root, '--ledger', fx.ledger, ...commitInside('the agent commit')]);
@@ -72,7 +75,7 @@ t.test('a real session in it commits into the repository with no --git-root', as
   t.equal(fx.ledgerLines().at(-1)?.outcome, 'ran');
 });
 
-t.test('a workspace whose git metadata was pointed elsewhere is refused (87) before anything starts', async (t) => {
+t.test('a workspace whose git metadata was pointed elsewhere is refused (87) before anything starts', requirements, async (t) => {
   const { fx, repo, ws } = await setup(t, 'wsmoved');
   t.equal((await ws('new', 'fix-3', '--repo', repo)).exitCode, 0);
   const other = await makeRepo(fx.base, 'other');
@@ -86,7 +89,7 @@ t.test('a workspace whose git metadata was pointed elsewhere is refused (87) bef
   t.match(out.stderr, /was made as a worktree of .*repo\/\.git, but its git metadata now names/);
 });
 
-t.test('an id in use is refused (80), a busy id is refused (92), a directory that is not a repository is refused (80)', async (t) => {
+t.test('an id in use is refused (80), a busy id is refused (92), a directory that is not a repository is refused (80)', requirements, async (t) => {
   const { fx, repo, ws } = await setup(t, 'wsrefuse');
   t.equal((await ws('new', 'a1', '--repo', repo)).exitCode, 0);
   const again = await ws('new', 'a1', '--repo', repo);
@@ -108,7 +111,7 @@ t.test('an id in use is refused (80), a busy id is refused (92), a directory tha
   t.equal(await git(repo, 'worktree', 'list').then((l) => l.split('\n').length), 2, 'only a1 was registered');
 });
 
-t.test('--branch and --from: a new branch from REF; an existing branch is checked out, and refused with --from', async (t) => {
+t.test('--branch and --from: a new branch from REF; an existing branch is checked out, and refused with --from', requirements, async (t) => {
   const { fx, repo, ws } = await setup(t, 'wsbranch');
   const first = await git(repo, 'rev-parse', 'HEAD');
   await writeFile(path.join(repo, 'README'), 'second\n');
@@ -126,7 +129,7 @@ t.test('--branch and --from: a new branch from REF; an existing branch is checke
   t.equal(both.json?.error?.code, 'branch-exists');
 });
 
-t.test('workspace list shows repository, branch, last session, uncommitted work and a running session', async (t) => {
+t.test('workspace list shows repository, branch, last session, uncommitted work and a running session', requirements, async (t) => {
   const { fx, repo, ws } = await setup(t, 'wslist');
   t.equal((await ws('new', 'e1', '--repo', repo)).exitCode, 0);
   t.equal((await ws('new', 'e2', '--repo', repo)).exitCode, 0);
@@ -147,7 +150,7 @@ t.test('workspace list shows repository, branch, last session, uncommitted work 
   t.match(human.stderr, /^e2 \(running\) /m);
 });
 
-t.test('workspace rm refuses uncommitted work (80) and a busy workspace (92); --force removes registration, home, staged files and record, keeping the branch', async (t) => {
+t.test('workspace rm refuses uncommitted work (80) and a busy workspace (92); --force removes registration, home, staged files and record, keeping the branch', requirements, async (t) => {
   const { fx, repo, ws } = await setup(t, 'wsrm');
   t.equal((await ws('new', 'f1', '--repo', repo)).exitCode, 0);
   t.equal((await ws('new', 'f2', '--repo', repo)).exitCode, 0);
@@ -180,7 +183,7 @@ t.test('workspace rm refuses uncommitted work (80) and a busy workspace (92); --
   t.equal((await ws('rm', 'f2')).exitCode, 80, 'a workspace that is gone is refused');
 });
 
-t.test('doctor: a missing root fails with the command that makes it; a root with no workspace names the command', async (t) => {
+t.test('doctor: a missing root fails with the command that makes it; a root with no workspace names the command', requirements, async (t) => {
   const { fx, repo } = await setup(t, 'wsdoctor');
   const missing = await fx.run(['doctor', '--runtime', 'codex', '--json', '--root', path.join(fx.base, 'no-root')]);
   t.equal(missing.exitCode, 86);
@@ -196,7 +199,7 @@ t.test('doctor: a missing root fails with the command that makes it; a root with
   t.match(ready.stderr, /a session would start here/);
 });
 
-t.test("a repository owned by its user (uid 1000) stays theirs: root's git leaves nothing of root's in it, and the session commits", async (t) => {
+t.test("a repository owned by its user (uid 1000) stays theirs: root's git leaves nothing of root's in it, and the session commits", requirements, async (t) => {
   const { fx, repo, ws } = await setup(t, 'wsowned');
   await execa('chown', ['-R', '1000:1000', repo]);
   t.equal((await ws('new', 'h1', '--repo', repo)).exitCode, 0);
