@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { bin, median, ms, now, started, tag } from './common.mjs';
 import { base, env, flags, ledgerLines, makeRoot, plainWorkspace } from './fixture.mjs';
 
-/** The peak RSS (VmHWM) of each pid, sampled every `everyMs` until stopped: the largest and the sum, in kB. */
+/** The peak RSS (VmHWM) of each pid, sampled every `everyMs` until stopped: the largest, the median and the sum, in kB. */
 export function sampleRss(pids, everyMs = 50) {
   const peaks = new Map();
   const timer = setInterval(() => {
@@ -19,7 +19,7 @@ export function sampleRss(pids, everyMs = 50) {
       }
     }
   }, everyMs);
-  return () => (clearInterval(timer), { maxKb: Math.max(0, ...peaks.values()), sumKb: [...peaks.values()].reduce((a, b) => a + b, 0) });
+  return () => (clearInterval(timer), { maxKb: Math.max(0, ...peaks.values()), medianKb: peaks.size ? median([...peaks.values()]) : 0, sumKb: [...peaks.values()].reduce((a, b) => a + b, 0) });
 }
 
 /** Containers of this bench whose name starts with `prefix` (agent-sandbox-<prefix>...). */
