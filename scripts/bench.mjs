@@ -22,6 +22,7 @@
 // 8 the disk ceiling's overshoot: a writer with no end under --disk 256m, idle and loaded
 // 9 the session's git store: prepare and import for this project's history and a 1 GiB repository; per-ref costs
 // 10 floods: the broker (distinct names, one denied name) and empty files; RSS, log, overshoot
+// 11 where one run of /bin/true spends its time, step by step (the launcher's marks, podman's events)
 import { existsSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -38,6 +39,7 @@ const sections = {
   8: async () => (await import('./bench/disk-ceiling.mjs')).diskCeiling(),
   9: async () => (await import('./bench/git-store.mjs')).gitStore(),
   10: async () => (await import('./bench/floods.mjs')).floods(),
+  11: async () => (await import('./bench/run-profile.mjs')).runProfile(),
 };
 const tools = ['path-guard', 'cred-stage', 'mount-plan', 'nnp-probe', 'sandbox-run', 'podman-attrib', 'agent-unsafe', 'agent-sandbox', 'egress-proxy'];
 
