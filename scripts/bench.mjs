@@ -11,6 +11,7 @@
 //              [--big-gib N]                                    (section 9, default 1)
 //              [--flood-seconds N]                              (section 10, default 300)
 //              [--image IMAGE]   (default localhost/agent-sandbox:latest; it must have egress-relay)
+//              [--versus IMAGE]  (section 1: the same cases with another image, side by side)
 //
 // 1 session overhead: `agent-sandbox run -- true` vs a bare `podman run --rm` of the same argv
 // 2 each executable's cold start vs `node -e 0`
@@ -52,16 +53,17 @@ async function entries() {
 }
 
 /** The sessions' image must have the relay the launcher puts in front of the agent (an image built from an older tree has none). */
-function checkImage() {
-  const r = spawnSync('podman', ['--runtime', 'runc', 'run', '--rm', '--network=none', '--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096', '--entrypoint', '/bin/sh', image, '-c', 'command -v egress-relay && command -v node'], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`the image ${image} has no egress-relay or no node (${(r.stderr || r.stdout).trim().split('\n').pop()}): rebuild it with \`pnpm images\`, or give another with --image`);
+function checkImage(name) {
+  const r = spawnSync('podman', ['--runtime', 'runc', 'run', '--rm', '--network=none', '--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096', '--entrypoint', '/bin/sh', name, '-c', 'command -v egress-relay && command -v node'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`the image ${name} has no egress-relay or no node (${(r.stderr || r.stdout).trim().split('\n').pop()}): rebuild it with \`pnpm images\`, or give another with --image`);
 }
 
 async function main() {
   const chosen = Object.keys(sections).filter((k) => !options.only || options.only.has(k));
   const unknown = [...(options.only ?? [])].filter((k) => !sections[k]);
   if (unknown.length) throw new Error(`--only: no section ${unknown.join(', ')} (there are ${Object.keys(sections).join(', ')})`);
-  if (chosen.some((k) => k !== '6')) checkImage();
+  if (chosen.some((k) => k !== '6')) checkImage(image);
+  if (options.versus && chosen.includes('1')) checkImage(options.versus);
   const results = { runs: options.runs, loadavg: { start: loadavg() }, entries: await entries(), sections: {}, failed: {} };
   const environment = options.callerEnv ? `caller's environment${process.env.NODE_EXTRA_CA_CERTS ? ' (NODE_EXTRA_CA_CERTS set)' : ''}` : 'environment PATH, LANG, HOME only';
   const cpus = spawnSync('nproc').stdout.toString().trim();

@@ -29,6 +29,7 @@ export function parseOptions(argv) {
       'big-gib': { type: 'string', default: '1' },
       'flood-seconds': { type: 'string', default: '300' },
       image: { type: 'string', default: 'localhost/agent-sandbox:latest' },
+      versus: { type: 'string' },
     },
     strict: true,
   });
@@ -46,6 +47,7 @@ export function parseOptions(argv) {
     bigGib: Number(values['big-gib']),
     floodSeconds: Number(values['flood-seconds']),
     image: values.image,
+    versus: values.versus,
   };
 }
 

@@ -9,8 +9,8 @@
 // the command that ran it, and the processes a session starts (strace).
 import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { bin, compare, firstOutput, printCases, tag, timed } from './common.mjs';
-import { base, env, flags, home, launcher, makeRoot, nodeZero, plainWorkspace, processesOf } from './fixture.mjs';
+import { bin, compare, firstOutput, image, options, printCases, tag, timed } from './common.mjs';
+import { base, defaultLedger, env, flags, home, launcher, makeRoot, nodeZero, plainWorkspace, processesOf } from './fixture.mjs';
 import { diedEvents, endToExit, handWrittenArgv } from './handwritten.mjs';
 
 /** A staged credential as the launcher stages one (owned by the container's uid, 0400), for the bare runs. */
@@ -72,6 +72,34 @@ function cases(root, id, staged) {
   };
 }
 
+/**
+ * With --versus IMAGE: the launcher's runs, the bare runs and the first output again with that
+ * image, in the same loop (so a change to the image is measured against the image before it).
+ */
+function versusCases(root, id, argv) {
+  const other = options.versus;
+  const swap = (a) => a.map((x) => (x === image ? other : x));
+  const run = (extra, agent) => () => timed(bin('agent-sandbox'), ['run', ...flags(root, id, defaultLedger, other), ...extra, '--agent-bin', agent, '--', ...(agent === 'true' ? [] : ['first-output'])], { env });
+  const relay = swap(argv.withRelay);
+  const bare = swap(argv.noRelay);
+  return {
+    [`${named.run} @versus`]: run([], 'true'),
+    [`${named.none} @versus`]: run(['--egress', 'none'], 'true'),
+    [`${named.bareRelay} @versus`]: () => timed(relay[0], relay.slice(1), { env }),
+    [`${named.bare} @versus`]: () => timed(bare[0], bare.slice(1), { env }),
+    [`${named.firstRun} @versus`]: () => firstOutput(bin('agent-sandbox'), ['run', ...flags(root, id, defaultLedger, other), '--agent-bin', '/bin/echo', '--', 'first-output'], { env }),
+  };
+}
+
+/** Each case run with --versus's image against the same case with this one: this / versus. */
+function reportVersus(r) {
+  console.log(`   this image (${image}) / --versus image (${options.versus}), same case, median wall:`);
+  for (const k of ['run', 'none', 'bareRelay', 'bare', 'firstRun']) {
+    const v = r[`${named[k]} @versus`];
+    if (v) console.log(`     ${named[k].padEnd(44)} ${(r[named[k]].median / v.median).toFixed(2)}`);
+  }
+}
+
 /** From the container's end (its `died` event) to the exit of the command that ran it, per case. */
 function endsToExit(r, id, since) {
   const events = diedEvents(since, tag);
@@ -110,7 +138,7 @@ export async function sessionOverhead() {
   launcher('run', root, id)(); // makes the session home the bare runs mount
   const { argv, cases: all } = cases(root, id, stagedCopy());
   const since = Date.now();
-  const r = await compare(all);
+  const r = await compare({ ...all, ...(options.versus ? versusCases(root, id, argv) : {}) });
   const m = (k) => r[named[k]].median;
   const ratios = {
     hand: m('run') / m('hand'),
@@ -127,5 +155,6 @@ export async function sessionOverhead() {
   const procs = processesOf(bin('agent-sandbox'), ['run', ...flags(root, id), '--agent-bin', 'true', '--']);
   const bareProcs = processesOf(argv.withRelay[0], argv.withRelay.slice(1));
   report(r, ratios, ends, procs, bareProcs);
+  if (options.versus) reportVersus(r);
   return { ...r, ratios, endToExit: ends, processes: { launcher: procs, bare: bareProcs } };
 }
