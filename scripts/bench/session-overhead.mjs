@@ -1,42 +1,15 @@
 // Section 1: what a session costs over the container it runs. `agent-sandbox run -- true`, with
 // its broker (the default) and with --egress none, against two baselines run in the same loop:
-// the hand-written `podman run --rm` a user would type (handwritten.mjs: the session's flags,
+// the hand-written `podman run --rm` a user would type (baselines.mjs: the session's flags,
 // limits and mounts, the credential mounted directly, `--entrypoint /bin/true`, no relay), and a
 // bare `podman run --rm` of the launcher's own argv (from `agent-sandbox plan`: the same image
 // and entrypoint, with the broker's relay in front of `true`, and without). Also the agent's
 // first output (`--agent-bin /bin/echo`: spawn to the first byte on stdout) against the
 // hand-written run's, the time from the container's end (podman's `died` event) to the exit of
 // the command that ran it, and the processes a session starts (strace).
-import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { bin, compare, firstOutput, image, options, printCases, tag, timed } from './common.mjs';
-import { base, defaultLedger, env, flags, home, launcher, makeRoot, nodeZero, plainWorkspace, processesOf } from './fixture.mjs';
-import { diedEvents, endToExit, handWrittenArgv } from './handwritten.mjs';
-
-/** A staged credential as the launcher stages one (owned by the container's uid, 0400), for the bare runs. */
-function stagedCopy() {
-  const staged = path.join(base, 'bare-secret', 'auth.json');
-  mkdirSync(path.dirname(staged), { recursive: true, mode: 0o700 });
-  writeFileSync(staged, readFileSync(path.join(home, '.codex', 'auth.json')), { mode: 0o400 });
-  chownSync(path.dirname(staged), 1000, 1000);
-  chownSync(staged, 1000, 1000);
-  return staged;
-}
-
-/**
- * The plan's argv as a bare run: its own container name, the staged copy in place of the
- * session's (plan stages nothing), an empty directory in place of the broker's socket directory.
- */
-function bareArgv(root, id, extra, name, staged) {
-  const plan = JSON.parse(launcher('plan', root, id, extra)().stdout);
-  const socketDir = path.join(base, 'bare-egress');
-  mkdirSync(socketDir, { recursive: true, mode: 0o711 });
-  const argv = plan.argv.map((a) =>
-    a.replace(`source=${path.join(root, 'secrets', id, 'codex', 'auth.json')},`, `source=${staged},`).replace(/source=\/run\/agent-sandbox\/egress\/[^,]+,/, `source=${socketDir},`),
-  );
-  argv[argv.indexOf('--name') + 1] = `agent-sandbox-${tag}-${name}`;
-  return argv;
-}
+import { defaultLedger, env, flags, launcher, makeRoot, nodeZero, plainWorkspace, processesOf } from './fixture.mjs';
+import { bareArgv, diedEvents, endToExit, handWrittenArgv, stagedCopy } from './baselines.mjs';
 
 const named = {
   run: 'agent-sandbox run -- true (broker)',

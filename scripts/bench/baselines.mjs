@@ -1,13 +1,40 @@
-// Section 1's baselines as a user would write them, and what the section reads from podman's
-// events. The hand-written run is a `podman run --rm` with a session's security flags, limits
-// and mounts (from `agent-sandbox plan --egress none`), its own home, the user's credential file
-// mounted directly where the agent reads it (no staging, no cred-stage install), no relay, and
-// the command as the entrypoint (`--entrypoint /bin/true`): what a careful person would type.
+// The baselines a session is measured against (sections 1 and 12), and what section 1 reads
+// from podman's events. The hand-written run is a `podman run --rm` with a session's security
+// flags, limits and mounts (from `agent-sandbox plan --egress none`), its own home, the user's
+// credential file mounted directly where the agent reads it (no staging, no cred-stage
+// install), no relay, and the command as the entrypoint (`--entrypoint /bin/true`): what a
+// careful person would type. The bare run is the launcher's own argv run by hand: the image's
+// entrypoint, cred-stage install, and the relay in front of the command when the plan has one.
 import { spawnSync } from 'node:child_process';
-import { chownSync, mkdirSync } from 'node:fs';
+import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { median, tag } from './common.mjs';
-import { base, launcher } from './fixture.mjs';
+import { base, home, launcher } from './fixture.mjs';
+
+/** A staged credential as the launcher stages one (owned by the container's uid, 0400), for the bare runs. */
+export function stagedCopy() {
+  const staged = path.join(base, 'bare-secret', 'auth.json');
+  mkdirSync(path.dirname(staged), { recursive: true, mode: 0o700 });
+  writeFileSync(staged, readFileSync(path.join(home, '.codex', 'auth.json')), { mode: 0o400 });
+  chownSync(path.dirname(staged), 1000, 1000);
+  chownSync(staged, 1000, 1000);
+  return staged;
+}
+
+/**
+ * The plan's argv as a bare run: its own container name, the staged copy in place of the
+ * session's (plan stages nothing), an empty directory in place of the broker's socket directory.
+ */
+export function bareArgv(root, id, extra, name, staged) {
+  const plan = JSON.parse(launcher('plan', root, id, extra)().stdout);
+  const socketDir = path.join(base, 'bare-egress');
+  mkdirSync(socketDir, { recursive: true, mode: 0o711 });
+  const argv = plan.argv.map((a) =>
+    a.replace(`source=${path.join(root, 'secrets', id, 'codex', 'auth.json')},`, `source=${staged},`).replace(/source=\/run\/agent-sandbox\/egress\/[^,]+,/, `source=${socketDir},`),
+  );
+  argv[argv.indexOf('--name') + 1] = `agent-sandbox-${tag}-${name}`;
+  return argv;
+}
 
 const mountField = (arg, field) => new RegExp(`[=,]${field}=([^,]+)`).exec(arg)?.[1];
 
@@ -18,15 +45,15 @@ const mountField = (arg, field) => new RegExp(`[=,]${field}=([^,]+)`).exec(arg)?
  */
 export function handWrittenArgv(root, id, name, [command, ...args]) {
   const plan = JSON.parse(launcher('plan', root, id, ['--egress', 'none'])().stdout);
-  const home = path.join(base, `hand-home-${name}`);
-  mkdirSync(home, { recursive: true });
-  chownSync(home, 1000, 1000);
+  const ownHome = path.join(base, `hand-home-${name}`);
+  mkdirSync(ownHome, { recursive: true });
+  chownSync(ownHome, 1000, 1000);
   const installTo = new Map(plan.credentials.install.map((i) => [i.from, i.to]));
   const dash = plan.argv.indexOf('--');
   const flags = plan.argv.slice(0, dash).map((a) => {
     if (!a.startsWith('--mount=')) return a;
     const destination = mountField(a, 'destination');
-    if (destination === '/sandbox/home') return a.replace(/source=[^,]+/, `source=${home}`);
+    if (destination === '/sandbox/home') return a.replace(/source=[^,]+/, `source=${ownHome}`);
     const to = installTo.get(destination);
     return to ? `--mount=type=bind,source=${plan.credentials.identity.path},destination=${to},ro=true` : a;
   });
