@@ -1,8 +1,9 @@
 // Preloaded into a launcher by section 11 (`NODE_OPTIONS=--require <this>`): timestamps of its
 // steps without ptrace (strace -f stops every syscall and triples a run). Records when node
 // started and when this ran, the bundle's load, every child process (spawn and exit) and the
-// synchronous file-system calls that mark the launcher's steps; appends them as JSON lines to
-// $PROFILE_HOOK_OUT when the process exits. Times are epoch milliseconds.
+// synchronous file-system calls that mark the launcher's steps, and at its exit its own CPU
+// (node's, without its children); appends them as JSON lines to $PROFILE_HOOK_OUT when the
+// process exits. Times are epoch milliseconds.
 'use strict';
 const { performance } = require('node:perf_hooks');
 const fs = require('node:fs');
@@ -59,5 +60,7 @@ for (const name of ['readdirSync', 'readFileSync', 'writeFileSync', 'appendFileS
 
 process.on('exit', (code) => {
   note(now(), `exit-code ${code}`);
+  const cpu = process.cpuUsage();
+  note(now(), `own-cpu ${((cpu.user + cpu.system) / 1000).toFixed(1)}`);
   if (out) fs.appendFileSync(out, `${JSON.stringify({ pid: process.pid, argv: process.argv.slice(1, 3), events })}\n`);
 });

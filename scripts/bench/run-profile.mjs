@@ -73,13 +73,19 @@ function podmanEventsSince(sinceMs, name) {
   return (r.stdout ?? '').split('\n').filter(Boolean).map((l) => JSON.parse(l)).map((e) => ({ status: e.Status, at: Date.parse(e.Time) }));
 }
 
+/** The launcher's own CPU (node, from its hook) and its whole tree's (with podman's client, du, flock: what the bench waited for). */
+function cpuOf(r, line) {
+  const own = line.events.find((e) => e.what.startsWith('own-cpu '));
+  return { 'CPU: the launcher (node) alone': own ? Number(own.what.split(' ')[1]) : undefined, 'CPU: with its children (podman client, du, find, flock)': r.cpu };
+}
+
 function report(table, runs) {
   const names = marks('').map(([name]) => name).filter((n) => table.broker[n] || table.none[n]);
   const cell = (xs) => (xs?.length ? `${median(xs).toFixed(0).padStart(6)}` : '     —');
   console.log(`\n11. where one run of /bin/true spends its time (medians of ${runs} interleaved runs, ms; each step ends at the next mark)`);
   console.log(`   ${'step'.padEnd(60)} broker  none`);
   for (const n of names) console.log(`   ${n.padEnd(60)} ${cell(table.broker[n])} ${cell(table.none[n])}`);
-  console.log(`   ${'total'.padEnd(60)} ${cell(table.broker.total)} ${cell(table.none.total)}`);
+  for (const n of ['total', ...Object.keys(cpuOf({}, { events: [] }))]) console.log(`   ${n.padEnd(60)} ${cell(table.broker[n])} ${cell(table.none[n])}`);
 }
 
 export async function runProfile() {
@@ -102,7 +108,8 @@ export async function runProfile() {
   }
   const events = podmanEventsSince(since, `agent-sandbox-${id}`);
   for (const { mode, r, line } of runs) {
-    for (const [name, ms] of Object.entries({ ...steps(runEvents(r, line, events), id), total: r.wall })) (table[mode][name] ??= []).push(ms);
+    const figures = { ...steps(runEvents(r, line, events), id), total: r.wall, ...cpuOf(r, line) };
+    for (const [name, ms] of Object.entries(figures)) if (ms !== undefined) (table[mode][name] ??= []).push(ms);
   }
   report(table, options.runs);
   return Object.fromEntries(Object.entries(table).map(([mode, t]) => [mode, Object.fromEntries(Object.entries(t).map(([k, xs]) => [k, median(xs)]))]));
