@@ -4,10 +4,11 @@
 #   podman --runtime runc build --network=none --pull=never ...
 # Everything the image needs came from debootstrap; nothing is downloaded here.
 #
-# The build context is assembled in a temp dir: Containerfile, entrypoint.sh and build/bin/,
-# which holds image/build/bin/cred-stage and image/build/bin/egress-relay (the esbuild bundles
-# made by tools/cred-stage and tools/egress-proxy in `pnpm run build`). The repo tree is never
-# written to.
+# The build context is assembled in a temp dir: Containerfile, entrypoint.sh and lib/, which
+# holds image/build/bin/cred-stage and image/build/bin/egress-relay (the esbuild bundles made by
+# tools/cred-stage and tools/egress-proxy in `pnpm run build`) as cred-stage.js and
+# egress-relay.js, and run-snapshot.sh. The image makes a V8 startup snapshot of each bundle
+# (Containerfile). The repo tree is never written to.
 #
 # Cached: podman's layer cache (content-addressed COPY), plus the base is skipped when its
 # inputs label matches. Prints one line when nothing changed.
@@ -54,9 +55,10 @@ trap 'exit 143' TERM
 
 install -m 0644 "$here/Containerfile" "$ctx/Containerfile"
 install -m 0755 "$here/entrypoint.sh" "$ctx/entrypoint.sh"
-mkdir -p "$ctx/build/bin"
-install -m 0755 "$CRED_STAGE" "$ctx/build/bin/cred-stage"
-install -m 0755 "$EGRESS_RELAY" "$ctx/build/bin/egress-relay"
+mkdir -p "$ctx/lib"
+install -m 0644 "$CRED_STAGE" "$ctx/lib/cred-stage.js"
+install -m 0644 "$EGRESS_RELAY" "$ctx/lib/egress-relay.js"
+install -m 0755 "$here/run-snapshot.sh" "$ctx/lib/run-snapshot"
 
 before=$(as_image_id "$IMAGE")
 log=$ctx/podman-build.log
@@ -72,7 +74,7 @@ if ! podman --runtime runc build \
 fi
 after=$(as_image_id "$IMAGE")
 
-what="with cred-stage and egress-relay"
+what="with cred-stage and egress-relay (from their startup snapshots)"
 if [ -n "$before" ] && [ "$before" = "$after" ]; then
   as_cached "$IMAGE is up to date (cached; $what)"
 else

@@ -99,7 +99,10 @@ as_tail_log() {
 # as_prune_stale : remove dangling images that carry our inputs label. A rebuilt base leaves
 # the previous base and the agent layers built on it untagged (about 270 MB each time), and
 # every rebuild of an image leaves its previous version. Every layer built from our images
-# inherits the label, so other people's images are never touched.
+# inherits the label, so other people's images are never touched. AGENT_SANDBOX_PRUNE=0 skips it:
+# for an experimental image built under another tag while others build theirs on the same
+# storage (the newest layer of a build in progress is untagged for a moment).
 as_prune_stale() {
+  [ "${AGENT_SANDBOX_PRUNE:-1}" != 0 ] || return 0
   podman image prune --force --filter "label=$AS_LABEL" >/dev/null 2>&1 || true
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Smoke-test the built images against a real podman, with the flags sessions use:
-#   uid 1000, HOME, node/git present, tini is PID 1, no capabilities, no_new_privs,
-#   exit status passed through, fail-closed credentials (exit 85), busybox image starts.
+#   uid 1000, HOME, node/git present, tini is PID 1, no capabilities, no_new_privs, the
+#   container-side tools start from their snapshots, exit status passed through, fail-closed
+#   credentials (exit 85), busybox image starts.
 # Run after build-all.sh. Containers are named imgtest-<pid>-* and run with --rm.
 set -euo pipefail
 
@@ -44,6 +45,16 @@ out=$("${RUN[@]}" --name "$(name)" "$AGENT" sh -c '
   grep -E "^(CapEff|NoNewPrivs)" /proc/self/status | tr -s "\t" " "')
 check "agent image: uid, gid, HOME, cwd, node major, git, PID 1, caps, no_new_privs" \
   "1000|1000|/sandbox/home|/sandbox/home|18|git|/usr/bin/tini -- /usr/local/bin/agent-entrypoint|CapEff: 0000000000000000|NoNewPrivs: 1" \
+  "$(printf '%s\n' "$out" | paste -sd'|')"
+
+# The container-side tools start from the V8 startup snapshots made at build (run-snapshot), and
+# say nothing on stderr doing it (node 18 warns about builtins it cannot snapshot: the relay's).
+out=$("${RUN[@]}" --name "$(name)" --entrypoint sh "$AGENT" -c '
+  readlink /usr/local/bin/cred-stage; readlink /usr/local/bin/egress-relay
+  cred-stage runtimes 2>&1 >/dev/null | wc -c
+  egress-relay --socket /run/none.sock -- true 2>&1 | wc -c')
+check "agent image: cred-stage and egress-relay start from their snapshots, quietly" \
+  "../lib/agent-sandbox/run-snapshot|../lib/agent-sandbox/run-snapshot|0|0" \
   "$(printf '%s\n' "$out" | paste -sd'|')"
 
 status=0

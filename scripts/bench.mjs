@@ -11,6 +11,7 @@
 //              [--big-gib N]                                    (section 9, default 1)
 //              [--flood-seconds N]                              (section 10, default 300)
 //              [--image IMAGE]   (default localhost/agent-sandbox:latest; it must have egress-relay)
+//              [--versus IMAGE]  (sections 1, 12: the same cases with another image, side by side)
 //
 // 1 session overhead: `agent-sandbox run -- true` vs a bare `podman run --rm` of the same argv
 // 2 each executable's cold start vs `node -e 0`
@@ -22,6 +23,8 @@
 // 8 the disk ceiling's overshoot: a writer with no end under --disk 256m, idle and loaded
 // 9 the session's git store: prepare and import for this project's history and a 1 GiB repository; per-ref costs
 // 10 floods: the broker (distinct names, one denied name) and empty files; RSS, log, overshoot
+// 11 where one run of /bin/true spends its time, step by step (the launcher's marks, podman's events)
+// 12 the container side before the agent: entrypoint, cred-stage install, relay (wall, container CPU)
 import { existsSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -38,6 +41,8 @@ const sections = {
   8: async () => (await import('./bench/disk-ceiling.mjs')).diskCeiling(),
   9: async () => (await import('./bench/git-store.mjs')).gitStore(),
   10: async () => (await import('./bench/floods.mjs')).floods(),
+  11: async () => (await import('./bench/run-profile.mjs')).runProfile(),
+  12: async () => (await import('./bench/container-side.mjs')).containerSide(),
 };
 const tools = ['path-guard', 'cred-stage', 'mount-plan', 'nnp-probe', 'sandbox-run', 'podman-attrib', 'agent-unsafe', 'agent-sandbox', 'egress-proxy'];
 
@@ -50,16 +55,17 @@ async function entries() {
 }
 
 /** The sessions' image must have the relay the launcher puts in front of the agent (an image built from an older tree has none). */
-function checkImage() {
-  const r = spawnSync('podman', ['--runtime', 'runc', 'run', '--rm', '--network=none', '--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096', '--entrypoint', '/bin/sh', image, '-c', 'command -v egress-relay && command -v node'], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`the image ${image} has no egress-relay or no node (${(r.stderr || r.stdout).trim().split('\n').pop()}): rebuild it with \`pnpm images\`, or give another with --image`);
+function checkImage(name) {
+  const r = spawnSync('podman', ['--runtime', 'runc', 'run', '--rm', '--network=none', '--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096', '--entrypoint', '/bin/sh', name, '-c', 'command -v egress-relay && command -v node'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`the image ${name} has no egress-relay or no node (${(r.stderr || r.stdout).trim().split('\n').pop()}): rebuild it with \`pnpm images\`, or give another with --image`);
 }
 
 async function main() {
   const chosen = Object.keys(sections).filter((k) => !options.only || options.only.has(k));
   const unknown = [...(options.only ?? [])].filter((k) => !sections[k]);
   if (unknown.length) throw new Error(`--only: no section ${unknown.join(', ')} (there are ${Object.keys(sections).join(', ')})`);
-  if (chosen.some((k) => k !== '6')) checkImage();
+  if (chosen.some((k) => k !== '6')) checkImage(image);
+  if (options.versus && (chosen.includes('1') || chosen.includes('12'))) checkImage(options.versus);
   const results = { runs: options.runs, loadavg: { start: loadavg() }, entries: await entries(), sections: {}, failed: {} };
   const environment = options.callerEnv ? `caller's environment${process.env.NODE_EXTRA_CA_CERTS ? ' (NODE_EXTRA_CA_CERTS set)' : ''}` : 'environment PATH, LANG, HOME only';
   const cpus = spawnSync('nproc').stdout.toString().trim();

@@ -29,6 +29,7 @@ export function parseOptions(argv) {
       'big-gib': { type: 'string', default: '1' },
       'flood-seconds': { type: 'string', default: '300' },
       image: { type: 'string', default: 'localhost/agent-sandbox:latest' },
+      versus: { type: 'string' },
     },
     strict: true,
   });
@@ -46,6 +47,7 @@ export function parseOptions(argv) {
     bigGib: Number(values['big-gib']),
     floodSeconds: Number(values['flood-seconds']),
     image: values.image,
+    versus: values.versus,
   };
 }
 
@@ -83,33 +85,76 @@ export const childCpuMs = () => {
   return (Number(fields[13]) + Number(fields[14])) * 10;
 };
 
-/** Runs one command to completion; returns wall milliseconds (spawn to exit), CPU milliseconds and its status. */
+/** Throws when a case's command exited with a status it was not expected to. */
+function checkStatus(cmd, argv, status, expect, stderr) {
+  if (expect !== 'any' && !expect.includes(status)) {
+    throw new Error(`${cmd} ${argv.join(' ')}: exit ${status}, expected ${expect}\n${String(stderr).slice(-2000)}`);
+  }
+}
+
+/**
+ * Runs one command to completion; returns wall milliseconds (spawn to exit), CPU milliseconds,
+ * its status and its spawn and exit times (epoch ms, to place it among podman's events).
+ */
 export function timed(cmd, argv, { input, env, expect = [0] } = {}) {
+  const startedAt = Date.now();
   const t0 = now();
   const c0 = childCpuMs();
   const r = spawnSync(cmd, argv, { input: input ?? '', env: env ?? baseEnv, stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
   const wall = now() - t0;
+  const endedAt = Date.now();
   const cpu = childCpuMs() - c0;
-  if (expect !== 'any' && !expect.includes(r.status)) {
-    throw new Error(`${cmd} ${argv.join(' ')}: exit ${r.status ?? r.signal}, expected ${expect}\n${String(r.stderr).slice(-2000)}`);
-  }
-  return { wall, cpu, status: r.status, stdout: String(r.stdout), stderr: String(r.stderr) };
+  checkStatus(cmd, argv, r.status ?? r.signal, expect, r.stderr);
+  return { wall, cpu, status: r.status, stdout: String(r.stdout), stderr: String(r.stderr), startedAt, endedAt };
 }
 
-/** Interleaves the cases run after run (so load drift hits them alike); per case the median wall time and the mean CPU time. */
-export function compare(cases, n = options.runs) {
-  const walls = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
-  const cpu = Object.fromEntries(Object.keys(cases).map((k) => [k, 0]));
-  const status = {};
+/**
+ * Runs one command to completion, its stdin an open pipe as a terminal's would be; `wall` is
+ * the time from its spawn to the first byte on its stdout (what a person sees first), `total`
+ * the time to its exit.
+ */
+export function firstOutput(cmd, argv, { env, expect = [0] } = {}) {
+  return new Promise((resolve, reject) => {
+    const startedAt = Date.now();
+    const t0 = now();
+    const child = spawn(cmd, argv, { env: env ?? baseEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+    let first;
+    let stderr = '';
+    child.stdout.on('data', () => (first ??= now() - t0));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.once('error', reject);
+    child.once('close', (code, signal) => {
+      const total = now() - t0;
+      try {
+        checkStatus(cmd, argv, code ?? signal, expect, stderr);
+        if (first === undefined) throw new Error(`${cmd} ${argv.join(' ')}: printed nothing on stdout`);
+        resolve({ wall: first, total, status: code, startedAt, endedAt: Date.now() });
+      } catch (err) {
+        reject(err);
+      }
+    });
+    child.stdin.end();
+  });
+}
+
+/**
+ * Interleaves the cases run after run (so load drift hits them alike); per case the median wall
+ * time, the mean CPU time, and each run's spawn and exit times (`runs`). A case may be async.
+ */
+export async function compare(cases, n = options.runs) {
+  const runs = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
   for (let i = 0; i < n; i += 1) {
-    for (const [name, fn] of Object.entries(cases)) {
-      const r = fn();
-      walls[name].push(r.wall);
-      cpu[name] += r.cpu ?? 0;
-      status[name] = r.status;
-    }
+    for (const [name, fn] of Object.entries(cases)) runs[name].push(await fn());
   }
-  return Object.fromEntries(Object.entries(walls).map(([k, w]) => [k, { median: median(w), min: Math.min(...w), max: Math.max(...w), cpu: cpu[k] / n, exit: status[k] }]));
+  return Object.fromEntries(Object.entries(runs).map(([k, rs]) => [k, summarize(rs)]));
+}
+
+/** A case's figures from its runs: median, min and max wall, mean CPU, the last status, and the runs' times. */
+function summarize(rs) {
+  const w = rs.map((r) => r.wall);
+  const cpu = rs.reduce((sum, r) => sum + (r.cpu ?? 0), 0) / rs.length;
+  const times = rs.map((r) => ({ wall: r.wall, startedAt: r.startedAt, endedAt: r.endedAt }));
+  return { median: median(w), min: Math.min(...w), max: Math.max(...w), cpu, exit: rs.at(-1).status, runs: times };
 }
 
 /** One line per case: its median, and its spread or its ratio to `base`. */

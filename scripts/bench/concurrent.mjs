@@ -6,20 +6,29 @@ import { spawnSync } from 'node:child_process';
 import { bin, median, ms, now, started, tag } from './common.mjs';
 import { base, env, flags, ledgerLines, makeRoot, plainWorkspace } from './fixture.mjs';
 
-/** The peak RSS (VmHWM) of each pid, sampled every `everyMs` until stopped: the largest and the sum, in kB. */
+/**
+ * The peak memory of each pid, sampled every `everyMs` until stopped, in kB: RSS (VmHWM, the
+ * kernel's own peak) and private memory (Private_Clean + Private_Dirty of smaps_rollup, the
+ * largest sample). RSS counts node's text, which every node process shares (about 36 MB here);
+ * private memory is what one more launcher costs. For each: the largest, the median, the sum.
+ */
 export function sampleRss(pids, everyMs = 50) {
   const peaks = new Map();
+  const privates = new Map();
+  const field = (text, name) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(text)?.[1] ?? 0);
   const timer = setInterval(() => {
     for (const pid of pids) {
       try {
-        const kb = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-        peaks.set(pid, Math.max(peaks.get(pid) ?? 0, kb));
+        peaks.set(pid, Math.max(peaks.get(pid) ?? 0, field(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmHWM')));
+        const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+        privates.set(pid, Math.max(privates.get(pid) ?? 0, field(rollup, 'Private_Clean') + field(rollup, 'Private_Dirty')));
       } catch {
         // exited
       }
     }
   }, everyMs);
-  return () => (clearInterval(timer), { maxKb: Math.max(0, ...peaks.values()), sumKb: [...peaks.values()].reduce((a, b) => a + b, 0) });
+  const figures = (m) => ({ maxKb: Math.max(0, ...m.values()), medianKb: m.size ? median([...m.values()]) : 0, sumKb: [...m.values()].reduce((a, b) => a + b, 0) });
+  return () => (clearInterval(timer), { ...figures(peaks), private: figures(privates) });
 }
 
 /** Containers of this bench whose name starts with `prefix` (agent-sandbox-<prefix>...). */

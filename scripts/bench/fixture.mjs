@@ -55,8 +55,8 @@ export function worktreeWorkspaces(root, prefix, count) {
   return { ids, main };
 }
 
-/** The flags of every bench session: codex, this image, small limits, its own ledger. */
-export const flags = (root, id, ledger = defaultLedger) => ['--runtime', 'codex', '--workspace', id, '--root', root, '--ledger', ledger, '--memory', '256m', '--pids', '64', '--image', image];
+/** The flags of every bench session: codex, this image (or `img`), small limits, its own ledger. */
+export const flags = (root, id, ledger = defaultLedger, img = image) => ['--runtime', 'codex', '--workspace', id, '--root', root, '--ledger', ledger, '--memory', '256m', '--pids', '64', '--image', img];
 
 /** A case: `agent-sandbox <sub>` for one workspace, the agent `true` unless `rest` says otherwise. */
 export const launcher =

@@ -31,7 +31,7 @@ export async function gitWork() {
   chownSync(path.join(many, 'workspaces', big.ids[0]), 1000, 1000);
   const plan = JSON.parse(launcher('plan', many, big.ids[0])().stdout);
   const label = `${options.refs} refs`;
-  const r = compare({
+  const r = await compare({
     'plan, worktree, few refs': launcher('plan', few, small),
     [`plan, worktree, ${label}`]: launcher('plan', many, big.ids[0]),
     'run -- true, worktree, few refs': launcher('run', few, small),

@@ -33,7 +33,7 @@ export async function growth() {
   const n = Math.max(5, Math.ceil(options.runs / 2));
   const worktreeCases = Object.fromEntries([1, 10, 100].map((c) => [`${c} worktree(s) + staged creds`, worktreeCase(c)]));
   const fileCases = Object.fromEntries([10, 100_000].map((f) => [`workspace of ${f} files`, filesCase(f)]));
-  const r = compare({ ...worktreeCases, ...fileCases }, n);
+  const r = await compare({ ...worktreeCases, ...fileCases }, n);
   const pick = (cases) => Object.fromEntries(Object.keys(cases).map((k) => [k, r[k]]));
   console.log(`\n5. launch time as work grows (${n} runs each, interleaved; ratios to the smallest case)`);
   printCases(pick(worktreeCases), r['1 worktree(s) + staged creds'].median);

@@ -66,7 +66,7 @@ async function runAll(root, ledger, sessions, egressFlags) {
   const total = now() - t0;
   const launcherCpuS = (childCpuMs() - cpu0) / 1000;
   const peaks = rss();
-  const memory = { maxMiB: peaks.maxKb / 1024, sumMiB: peaks.sumKb / 1024 };
+  const memory = { maxMiB: peaks.maxKb / 1024, medianMiB: peaks.medianKb / 1024, sumMiB: peaks.sumKb / 1024, privateMaxMiB: peaks.private.maxKb / 1024, privateMedianMiB: peaks.private.medianKb / 1024, privateSumMiB: peaks.private.sumKb / 1024 };
   const samples = await probe.stop();
   const baseline = samples.filter((x) => x.at < 5000).map((x) => x.ms);
   const during = samples.filter((x) => x.at >= 5000).map((x) => x.ms);
@@ -82,6 +82,13 @@ function timeFigures(sessions, run, ledger) {
   return { exits: phases(exits, events), all: phases(sessions, events), cpu: cpuByKind(sessions, ledger), launcherCpuS: run.launcherCpuS, containerCpuS };
 }
 
+/** The figures issue 25 sets bounds on, each beside its bound, in one line. */
+function reportBounds(n, run, checked, left, time) {
+  const right = n - checked.wrong.length;
+  const cpu = time.containerCpuS > 0 ? (time.launcherCpuS / time.containerCpuS).toFixed(2) : 'n/a';
+  console.log(`   bounds: launchers' CPU / containers' CPU ${cpu} (at most 1.0); peak RSS per launcher max ${run.memory.maxMiB.toFixed(1)} MiB (at most 35; private ${run.memory.privateMaxMiB.toFixed(1)} MiB); host latency max ${run.latency.during.max.toFixed(0)} ms (under 1 000); reasons right ${right}/${n}; left ${left.total}`);
+}
+
 function reportTime(time) {
   const line = (p) => Object.entries(p).map(([k, v]) => `${k} ${(v.median / 1000).toFixed(1)} s (max ${(v.max / 1000).toFixed(1)})`).join(', ');
   console.log(`   where the time went (podman's events), sessions that exit: ${line(time.exits)}`);
@@ -91,7 +98,8 @@ function reportTime(time) {
 
 function report(n, egressMode, run, checked, left, load, sessions) {
   console.log(`\n7. soak: ${n} sessions at once through agent-sandbox run (egress ${egressMode}), each its own workspace`);
-  console.log(`   all ended in ${(run.total / 1000).toFixed(1)} s; launcher peak RSS max ${run.memory.maxMiB.toFixed(1)} MiB, sum of the ${n} peaks ${run.memory.sumMiB.toFixed(0)} MiB`);
+  console.log(`   all ended in ${(run.total / 1000).toFixed(1)} s; launcher peak RSS max ${run.memory.maxMiB.toFixed(1)} MiB, median ${run.memory.medianMiB.toFixed(1)} MiB, sum of the ${n} peaks ${run.memory.sumMiB.toFixed(0)} MiB`);
+  console.log(`   launcher peak private memory (not shared with other node processes) max ${run.memory.privateMaxMiB.toFixed(1)} MiB, median ${run.memory.privateMedianMiB.toFixed(1)} MiB, sum ${run.memory.privateSumMiB.toFixed(0)} MiB`);
   for (const k of kinds) {
     const walls = sessions.filter((s) => s.kind === k.kind).map((s) => s.result.wall);
     if (walls.length) console.log(`   ${k.kind.padEnd(12)} x${String(walls.length).padEnd(3)} ${k.flags.join(' ').padEnd(16)} expect ${k.expect.padEnd(11)} wall median ${(median(walls) / 1000).toFixed(1)} s, max ${(Math.max(...walls) / 1000).toFixed(1)} s`);
@@ -128,6 +136,7 @@ export async function soak() {
   if (later) console.log(`   left 10 s later: ${Object.entries(later.count).map(([k, v]) => `${k} ${v}`).join(', ')} (total ${later.total})`);
   const time = timeFigures(sessions, run, checked.ledger);
   reportTime(time);
+  reportBounds(n, run, checked, left, time);
   const { ledger: _lines, ...ledgerFigures } = checked;
   return { sessions: n, egress: egressMode, time, total: run.total, memory: run.memory, latency: run.latency, ledger: ledgerFigures, left: left.count, ...(later ? { leftLater: later.count } : {}), loadavg: load };
 }

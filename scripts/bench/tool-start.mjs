@@ -40,7 +40,7 @@ export async function toolStart() {
   const ws = plainWorkspace(root, id);
   const attribCtr = `${tag}-attrib`;
   timed('podman', ['--runtime', 'runc', 'run', '--name', attribCtr, '--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096', '--entrypoint', 'true', image]);
-  const r = compare(cases(root, id, ws, attribCtr));
+  const r = await compare(cases(root, id, ws, attribCtr));
   const x = ratios(r);
   console.log('\n2. executable cold start vs node -e 0 (target: <= 2x each): wall (median) and CPU (mean, the tool and what it waited for)');
   for (const [k, v] of Object.entries(r)) {

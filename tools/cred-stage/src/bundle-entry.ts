@@ -1,4 +1,6 @@
-// Entry for the single-file bundle installed in the image (image/build/bin/cred-stage).
+// Entry for the single-file bundle installed in the image (image/build/bin/cred-stage): run as a
+// script, or built into a V8 startup snapshot at image build (lib/shared/src/snapshot-entry.ts).
+import { runNowOrFromSnapshot } from '@agent-sandbox/shared/snapshot-entry';
 import { runContainer } from './container-cli.js';
 
-void runContainer();
+runNowOrFromSnapshot(runContainer);

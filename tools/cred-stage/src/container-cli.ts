@@ -1,5 +1,6 @@
 /**
- * The container-side CLI, bundled into the image as /usr/local/bin/cred-stage.
+ * The container-side CLI, bundled into the image as /usr/local/lib/agent-sandbox/cred-stage.js
+ * and started from a V8 startup snapshot of it (/usr/local/bin/cred-stage, image/README.md).
  * It runs on Debian's node 18. It was written when the shared skeleton needed yargs
  * (which refuses node 18), so it parses its few flags by hand and keeps the same
  * contract (one JSON document on stdout, human text on stderr, exit codes from

@@ -53,7 +53,8 @@ async function layerFilesHolding(name: string, needle: string): Promise<string[]
 t.before(async () => {
   if (!(await imageExists(image))) throw new Error(`${image} is missing: run bash image/build-all.sh`);
   const bundle = await sha256(path.join(repoRoot, 'image/build/bin/cred-stage'));
-  const inside = await runPodman(['run', '--rm', ...hardening, '--entrypoint', 'sha256sum', image, '/usr/local/bin/cred-stage'], { expect: 'any' });
+  // The image keeps the bundle in /usr/local/lib/agent-sandbox and starts it from a snapshot made of it (image/run-snapshot.sh).
+  const inside = await runPodman(['run', '--rm', ...hardening, '--entrypoint', 'sha256sum', image, '/usr/local/lib/agent-sandbox/cred-stage.js'], { expect: 'any' });
   if (!inside.stdout.startsWith(bundle)) {
     throw new Error(`${image} does not carry the current cred-stage bundle: run the cred-stage bundle script, then bash image/build.sh`);
   }

@@ -1,14 +1,15 @@
 /**
- * egress-relay's command line, for the image (bundled to /usr/local/bin/egress-relay; node 18,
- * builtins only, flags parsed by hand like cred-stage's container side).
+ * egress-relay's command line, for the image (bundled to /usr/local/lib/agent-sandbox/egress-relay.js
+ * and started from its V8 startup snapshot; node 18, builtins only, child_process loaded on first
+ * use: node 18 cannot snapshot it; flags parsed by hand like cred-stage's container side).
  *
  *   egress-relay --socket PATH [--listen [127.0.0.1:]PORT] [--proxy-env] [-- CMD ARGS...]
  *
  * With a command, the relay listens first and then runs it (so the command never races the
  * listener), passes signals on, and exits with its status. Without one it runs until SIGTERM.
  */
-import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
+import { childProcess } from '@agent-sandbox/shared/builtins';
 import { startRelay, type Relay } from './relay.js';
 
 export const defaultRelayPort = 3128;
@@ -76,7 +77,7 @@ const passedSignals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT
 function runCommand(args: RelayArgs, relay: Relay): Promise<number> {
   return new Promise((resolve) => {
     const env = args.proxyEnv ? { ...process.env, ...proxyEnvironment(args.host, relay.port) } : process.env;
-    const child = spawn(args.command[0]!, args.command.slice(1), { stdio: 'inherit', env });
+    const child = childProcess().spawn(args.command[0]!, args.command.slice(1), { stdio: 'inherit', env });
     const handlers = passedSignals.map((sig) => [sig, () => child.kill(sig)] as const);
     for (const [sig, fn] of handlers) process.on(sig, fn);
     const done = (status: number) => {

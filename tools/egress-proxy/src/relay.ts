@@ -2,9 +2,12 @@
  * The in-container relay: listens on 127.0.0.1:<port> inside a `--network none` container
  * and forwards each TCP connection byte for byte to the broker's unix socket, which is the
  * container's only way out. It knows nothing of HTTP: the broker decides. Runs on Debian's
- * node 18 as a single bundled file, so it imports only node builtins.
+ * node 18 as a single bundled file, so it imports only node builtins; `net` is loaded on first
+ * use, because the image starts the relay from a V8 startup snapshot of its bundle and node 18
+ * cannot snapshot `net` (lib/shared/src/snapshot-entry.ts).
  */
-import net from 'node:net';
+import type net from 'node:net';
+import { net as loadNet } from '@agent-sandbox/shared/builtins';
 
 export interface RelayOptions {
   /** 127.0.0.1 or ::1: the relay is for processes inside the container only. */
@@ -26,7 +29,7 @@ function reset(socket: net.Socket): void {
 }
 
 function forward(client: net.Socket, socketPath: string, open: Set<net.Socket>): void {
-  const upstream = net.connect({ path: socketPath, allowHalfOpen: true });
+  const upstream = loadNet().connect({ path: socketPath, allowHalfOpen: true });
   for (const s of [client, upstream]) {
     open.add(s);
     s.once('close', () => open.delete(s));
@@ -49,7 +52,7 @@ export function startRelay(options: RelayOptions): Promise<Relay> {
   }
   const open = new Set<net.Socket>();
   // noDelay: the relay forwards whatever chunks arrive; Nagle would hold a small one back.
-  const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (client) => forward(client, options.socketPath, open));
+  const server = loadNet().createServer({ allowHalfOpen: true, noDelay: true }, (client) => forward(client, options.socketPath, open));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen({ host: options.host, port: options.port, exclusive: true }, () => {

@@ -1,4 +1,4 @@
-// The relay (the one-file bundle the image installs as /usr/local/bin/egress-relay) forwards
+// The relay (the one-file bundle the image starts as egress-relay, from a snapshot of it) forwards
 // 127.0.0.1:<port> to the broker's unix socket byte for byte; with no broker there, a client
 // gets a reset, not a connection anywhere else; it listens on loopback only; with a command
 // it runs it once listening, hands it the proxy variables, passes signals on and its status out.
