@@ -17,7 +17,7 @@ import type { BundleFacts, WorkOffer, WorkTransfer } from '@agent-sandbox/shared
 import { guardPath } from '@agent-sandbox/path-guard';
 import { importBranch, restoreImportOwner, sideRefOf, type Advance } from '@agent-sandbox/mount-plan';
 import { chownTree } from '../git/grant.js';
-import { runGit, uncommittedPaths, type GitPlace } from '../git/run.js';
+import { runGit, uncommittedPaths, type GitPlace } from '@agent-sandbox/shared/git-run';
 import { layoutFor } from '../workspace/layout.js';
 import type { LaunchRequest } from '../session/request.js';
 import type { HeldLock } from '@agent-sandbox/shared/flock';

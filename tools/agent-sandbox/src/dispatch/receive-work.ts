@@ -17,7 +17,7 @@ import { ToolError } from '@agent-sandbox/shared';
 import { crypto } from '@agent-sandbox/shared/builtins';
 import type { BundleFacts, WorkOffer, WorkTransfer } from '@agent-sandbox/shared/schemas/workspace';
 import { chownTree, grantWorkspace } from '../git/grant.js';
-import { runGit, uncommittedPaths, type GitPlace } from '../git/run.js';
+import { runGit, uncommittedPaths, type GitPlace } from '@agent-sandbox/shared/git-run';
 import { layoutFor, type SessionLayout } from '../workspace/layout.js';
 import { buildReader, sideRefOf } from '@agent-sandbox/mount-plan';
 import { checkBundle, fetchBundle, makeBundle } from './work-bundle.js';

@@ -10,7 +10,7 @@ import { ToolError } from '@agent-sandbox/shared';
 import { checkedFetchConfig } from '@agent-sandbox/mount-plan';
 import { crypto } from '@agent-sandbox/shared/builtins';
 import type { BundleFacts } from '@agent-sandbox/shared/schemas/workspace';
-import { runGit, type GitPlace } from '../git/run.js';
+import { runGit, type GitPlace } from '@agent-sandbox/shared/git-run';
 
 /** Settings for a fetch from a bundle file: mount-plan's checked fetch (every object into one pack, index-pack --strict on each, nothing run afterwards). */
 export const bundleFetchConfig = checkedFetchConfig;

@@ -9,7 +9,7 @@ import { containerWorkspace } from '@agent-sandbox/shared/container-layout';
 import type { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { WorkspaceEntry, WorkspaceListOutput } from '@agent-sandbox/shared/schemas/workspace';
 import { detectGit } from '@agent-sandbox/mount-plan';
-import { runGit, uncommittedPaths, type GitPlace } from '../git/run.js';
+import { runGit, uncommittedPaths, type GitPlace } from '@agent-sandbox/shared/git-run';
 import { checkWorkspaceId, layoutFor } from './layout.js';
 import { isLockHeld } from '@agent-sandbox/shared/flock';
 import { parseLines, tailOf } from '../ledger/read.js';

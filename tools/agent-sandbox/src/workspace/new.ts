@@ -14,7 +14,7 @@ import type { WorkspaceNewOutput } from '@agent-sandbox/shared/schemas/workspace
 import { guardPath } from '@agent-sandbox/path-guard';
 import { detectGit, planMounts } from '@agent-sandbox/mount-plan';
 import { grantWorkspace, revokeCommonDir } from '../git/grant.js';
-import { gitLine, runGit } from '../git/run.js';
+import { gitLine, runGit } from '@agent-sandbox/shared/git-run';
 import { checkWorkspaceId, layoutFor } from './layout.js';
 import { lockWorkspace } from './lock.js';
 import { listWorkspaceRecords, readWorkspaceRecord, writeWorkspaceRecord, type WorkspaceRecord } from './record.js';

@@ -12,7 +12,7 @@ import { removeBeneath } from '@agent-sandbox/shared/beneath';
 import { guardPath } from '@agent-sandbox/path-guard';
 import type { WorkspaceRmOutput } from '@agent-sandbox/shared/schemas/workspace';
 import { revokeCommonDir } from '../git/grant.js';
-import { runGit, uncommittedPaths } from '../git/run.js';
+import { runGit, uncommittedPaths } from '@agent-sandbox/shared/git-run';
 import { checkWorkspaceId, layoutFor } from './layout.js';
 import { lockWorkspace } from './lock.js';
 import { gitPlaceOf } from './list.js';
