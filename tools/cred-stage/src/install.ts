@@ -10,7 +10,7 @@ import { crypto } from '@agent-sandbox/shared/builtins';
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import * as nodePath from 'node:path';
-import { ToolError } from '@agent-sandbox/shared/tool-error';
+import { ToolError, type CodeOf } from '@agent-sandbox/shared/tool-error';
 import type { CredStageInstallOutput } from '@agent-sandbox/shared/schemas/cred-stage';
 import { findRow, runtimeNames, secretsRoot, stagedName } from './credential-table.js';
 
@@ -24,7 +24,7 @@ export interface InstallOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-function refuse(code: string, message: string): ToolError {
+function refuse(code: CodeOf<'credential'>, message: string): ToolError {
   return new ToolError('credential', code, message);
 }
 
