@@ -7,8 +7,8 @@
  * scope, safe.directory names exact paths (never "*"), and the environment is fixed (no
  * global configuration, no prompt).
  */
+import { spawnSync } from 'node:child_process';
 import { ToolError, type ErrorCode, type ExitOf } from './tool-error.js';
-import { childProcess } from './builtins.cjs';
 import { systemPath } from './podman-pin.js';
 
 export interface GitPlace {
@@ -77,7 +77,7 @@ export type GitFailure<C extends ErrorCode> = { code?: C } & ('usage' extends Ex
  * A failure is refused with git's own last line, as `failAs` says (default usage, 80, git-failed).
  */
 export function runGit<C extends ErrorCode = 'git-failed'>(place: Partial<GitPlace> & { cwd?: string }, args: string[], options: GitOptions = {}, failAs: GitFailure<C> = {} as GitFailure<C>): GitResult {
-  const out = childProcess().spawnSync('git', [...hardening(place), ...(options.config ?? []).flatMap((c) => ['-c', c]), ...args], {
+  const out = spawnSync('git', [...hardening(place), ...(options.config ?? []).flatMap((c) => ['-c', c]), ...args], {
     cwd: place.cwd ?? '/',
     env: { ...gitEnv(place), ...options.env },
     input: options.input,

@@ -1,4 +1,5 @@
-export { startSessionBroker, systemResolver, resolverEnvironment, type SessionBroker } from './session-broker.js';
+export { startSessionBroker } from './start-session-broker.js';
+export { systemResolver, resolverEnvironment, type SessionBroker } from './session-broker.js';
 export { startBroker, systemInterfaces, defaultMaxConnections, type Broker, type BrokerDeps } from './broker.js';
 export { openAttemptLog, AttemptLog, defaultLogLimits, type AttemptWriter, type AttemptLogLimits } from './attempt-log.js';
 export { SummaryCounter, defaultSummaryLimits, type SummaryLimits } from './summary-counter.js';
