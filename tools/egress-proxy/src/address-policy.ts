@@ -6,8 +6,8 @@
  * ranges itself, and each IPv4 range is also entered in the NAT64 well-known prefix
  * (64:ff9b::a.b.c.d), where a network would deliver it to that IPv4 address too.
  */
-import { BlockList, SocketAddress, isIP } from 'node:net';
-import { parseIp } from './ip.js';
+import { BlockList } from 'node:net';
+import { parseIp, socketAddressOf } from './ip.js';
 
 /** A rule name (the X-Proxy-Error value and the log line's rule). */
 export type AddressRule =
@@ -89,9 +89,8 @@ function rulesOfHost(host: readonly HostInterfaceAddress[]): [AddressRule, Block
  * array, as systemInterfaces gives; an interface may come up during a session).
  */
 export function refuseAddress(address: string, host: readonly HostInterfaceAddress[]): AddressRule | undefined {
-  const family = address.includes('%') ? 0 : isIP(address);
-  if (family === 0) return 'bad-address';
-  const socketAddress = new SocketAddress({ address, family: family === 4 ? 'ipv4' : 'ipv6' });
+  const socketAddress = socketAddressOf(address);
+  if (socketAddress === undefined) return 'bad-address';
   for (const [rule, list] of [...rules, ...rulesOfHost(host)]) if (list.check(socketAddress)) return rule;
   return undefined;
 }
