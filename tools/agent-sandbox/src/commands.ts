@@ -3,8 +3,8 @@
  * plan and kube compose the same session plan as a run (session-prepare.ts), so what they
  * print is what a run would do.
  */
+import { randomBytes } from 'node:crypto';
 import { ExitCode, ToolError, cgroupMode } from '@agent-sandbox/shared';
-import { crypto } from '@agent-sandbox/shared/builtins';
 import { runtimeNames } from '@agent-sandbox/shared/runtimes';
 import type { DoctorReport } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import { hostPreflight, realHostProbe, type HostProbe } from '@agent-sandbox/sandbox-run';
@@ -59,7 +59,7 @@ async function planFor(request: LaunchRequest, io: CommandIo, containment: Sessi
   const layout = await resolveLayout(request.workspace, request.root);
   const facts = await hostPreflight(request.image, { checkImage: false });
   const identity: SessionIdentity = {
-    runId: crypto().randomBytes(8).toString('hex'),
+    runId: randomBytes(8).toString('hex'),
     sessionId: layout.sessionId,
     runtime: request.runtime,
     account: request.account ?? null,

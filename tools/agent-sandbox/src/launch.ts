@@ -10,9 +10,9 @@
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { ExitCode } from '@agent-sandbox/shared';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
-import { crypto } from '@agent-sandbox/shared/builtins';
 import type { RunHooks } from '@agent-sandbox/sandbox-run';
 import { execWithHandoff, realDeps } from '@agent-sandbox/nnp-probe';
 import { acquire } from './acquire.js';
@@ -44,7 +44,7 @@ import { ranLine, recordVerdict, refusedLine, type SessionEnd } from './verdict.
 /** Who the session is before anything was resolved (what a refusal's line can say). */
 function requestIdentity(request: LaunchRequest, host: string): SessionIdentity {
   return {
-    runId: crypto().randomBytes(8).toString('hex'),
+    runId: randomBytes(8).toString('hex'),
     sessionId: workspaceIdOf(request.workspace),
     runtime: request.runtime,
     account: request.account ?? null,

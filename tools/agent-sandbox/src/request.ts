@@ -9,7 +9,7 @@ import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
 import { defaultLimits, limitsFrom, type Limits } from '@agent-sandbox/shared/limits';
 import { runtimeNames, isRuntimeName, type RuntimeName } from '@agent-sandbox/shared/runtimes';
-import { parseEntry } from '@agent-sandbox/egress-proxy/allowlist';
+import { parseEntry } from '@agent-sandbox/egress-proxy';
 import { defaultRegistryPath } from './hosts.js';
 import { defaultLedgerPath } from './ledger.js';
 

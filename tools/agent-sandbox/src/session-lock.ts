@@ -13,8 +13,8 @@
 import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync, lstatSync, constants } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { ToolError } from '@agent-sandbox/shared';
-import { childProcess } from '@agent-sandbox/shared/builtins';
 import { systemPath } from '@agent-sandbox/shared/podman';
 import type { SessionRecord } from './session-record.js';
 
@@ -40,7 +40,7 @@ export function ensureSessionsDir(dir: string): void {
 
 /** flock --nonblock on an open descriptor: 'locked', 'busy', or throws when flock cannot run. */
 function flockFd(fd: number): 'locked' | 'busy' {
-  const out = childProcess().spawnSync('flock', ['--nonblock', '--conflict-exit-code', String(busyStatus), '3'], {
+  const out = spawnSync('flock', ['--nonblock', '--conflict-exit-code', String(busyStatus), '3'], {
     stdio: ['ignore', 'ignore', 'pipe', fd],
     env: { PATH: systemPath },
     timeout: 10_000,

@@ -5,8 +5,8 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { isTerminal, processIo, runTool, writeStdout, type CommandSpec, type RunContext, type ToolSpec } from '@agent-sandbox/shared';
-import { crypto } from '@agent-sandbox/shared/builtins';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import { doctorCommand, hostsCommand, kubeCommand, planCommand } from './commands.js';
 import type { SessionIdentity } from './compose.js';
@@ -47,7 +47,7 @@ function refuseUsage(err: unknown, ctx: RunContext): number {
   const opt = (key: string) => (typeof ctx.options[key] === 'string' ? (ctx.options[key] as string) : undefined);
   const absolute = (key: string) => (opt(key) && path.isAbsolute(opt(key)!) ? opt(key) : undefined);
   const identity: SessionIdentity = {
-    runId: crypto().randomBytes(8).toString('hex'),
+    runId: randomBytes(8).toString('hex'),
     sessionId: opt('workspace') ? path.basename(opt('workspace')!) : 'unknown',
     runtime: 'codex',
     account: null,
