@@ -8,6 +8,9 @@
 // Run-time code imports the generated validators, never the TypeBox schema modules, so TypeBox
 // is in no bundle (checked below). execa, which only the launcher's ssh dispatch loads and only
 // with import(), stays outside the bundle: node resolves it from the tool's own node_modules.
+// yargs is in the bundle, behind the import() of lib/shared's parse-argv: esbuild wraps what a
+// dynamic import loads in a function run on the first import(), so a start that parses no argv
+// only reads its text (checked below: checkParserLazy).
 // Beside each bundle, <name>.bundle.json lists the build records (tsconfig.tsbuildinfo) of the
 // packages it was made from (relative to dist/): the shim runs the bundle only while it is at
 // least as new as each of them.
@@ -36,6 +39,52 @@ const lazyPackagesExternal = {
   },
 };
 
+/**
+ * string-width as yargs' help layout (cliui, wrap-ansi) calls it, made lazy: the package makes an
+ * Intl.Segmenter when it loads, and node takes 35-50 ms to make one here (ICU's break data),
+ * more than node's own start, paid by every start that loads yargs. Each import of it gets a
+ * wrapper that answers printable ASCII (all our help text is) with its length, as string-width 8's
+ * own fast path does, and requires the package the importer would have had for anything else.
+ */
+const stringWidthLazy = {
+  name: 'string-width-lazy',
+  setup(bundle) {
+    bundle.onResolve({ filter: /^string-width$/ }, async (args) => {
+      if (args.pluginData === 'real') return undefined; // this plugin's own lookup, below
+      const real = await bundle.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, importer: args.importer, pluginData: 'real' });
+      return real.errors.length > 0 ? { errors: real.errors } : { path: real.path, namespace: 'string-width-lazy' };
+    });
+    bundle.onLoad({ filter: /.*/, namespace: 'string-width-lazy' }, (args) => ({
+      loader: 'js',
+      resolveDir: path.dirname(args.path),
+      contents: [
+        'let real;',
+        'module.exports = function stringWidth(text, options) {',
+        "  if (typeof text === 'string' && /^[\\x20-\\x7e]*$/.test(text)) return text.length;",
+        `  real ??= require(${JSON.stringify(args.path)}).default;`,
+        '  return real(text, options);',
+        '};',
+      ].join('\n'),
+    }));
+  },
+};
+
+/**
+ * The argv parser (lib/shared's parse-argv, which imports yargs) may be reached only through
+ * import(), so a start that parses no argv never runs it; yargs only from there.
+ */
+function checkParserLazy(name, metafile) {
+  for (const [file, input] of Object.entries(metafile.inputs)) {
+    for (const imported of input.imports) {
+      const parser = imported.path.endsWith('lib/shared/dist/parse-argv.js');
+      const yargs = imported.path.includes('/yargs@') && !file.includes('/node_modules/');
+      if ((parser && imported.kind !== 'dynamic-import') || (yargs && !file.endsWith('lib/shared/dist/parse-argv.js'))) {
+        throw new Error(`${name}: ${file} imports ${imported.path} (${imported.kind}); only import() of lib/shared's parse-argv may load yargs`);
+      }
+    }
+  }
+}
+
 for (const name of tools) {
   const dist = path.join(repo, 'tools', name, 'dist');
   // Leftovers of the earlier scheme (V8 code cache, vendor files).
@@ -52,10 +101,13 @@ for (const name of tools) {
     metafile: true,
     legalComments: 'none',
     logLevel: 'warning',
-    // import.meta is empty in a CommonJS bundle; lib/shared/src/code-dir.ts falls back to __dirname.
-    logOverride: { 'empty-import-meta': 'silent' },
-    plugins: [lazyPackagesExternal],
+    // A module written as an ES module reads import.meta.url (yargs' platform shim, code-dir.ts);
+    // in one CommonJS file that is the bundle's own URL.
+    define: { 'import.meta.url': '__bundleUrl' },
+    banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+    plugins: [lazyPackagesExternal, stringWidthLazy],
   });
+  checkParserLazy(name, result.metafile);
   const bundled = Object.keys(result.metafile.inputs);
   if (bundled.some((file) => file.includes('@sinclair/typebox') || file.includes('@sinclair+typebox'))) {
     throw new Error(`${name}: TypeBox ended up in the bundle; a run-time module imports a schema module (import its validator instead)`);

@@ -5,8 +5,8 @@
 // own entry (its folder, or itself) and from any entry in a LOWER layer; an import of a higher
 // layer, or of a sibling in the same layer, is refused. Every import counts: static, `import
 // type`, `export ... from` and `import()`. Every entry of src/ must be in a layer, so a new
-// folder has to say where it stands. The package's only export is "." (src/index.ts): the rest
-// is internal. Prints every offence; exits 1 if any.
+// folder has to say where it stands (that the package's only export is src/index.ts is
+// check-surface.mjs's rule). Prints every offence; exits 1 if any.
 //
 //   node scripts/check-imports.mjs [REPO]   (default: this repository)
 import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
@@ -59,9 +59,6 @@ function checkPackage(dir) {
     }
   });
   const src = path.join(dir, 'src');
-  const exportsField = pkg.exports ?? {};
-  const exported = typeof exportsField === 'string' ? ['.'] : Object.keys(exportsField);
-  if (exported.length !== 1 || exported[0] !== '.') problems.push(`${name}/package.json: exports ${JSON.stringify(exported)}; a layered package exports "." (src/index.ts) only`);
   for (const entry of readdirSync(src)) {
     if (!rank.has(entry)) problems.push(`${name}/src/${entry}: in no layer of package.json "layers" (say where it stands)`);
   }

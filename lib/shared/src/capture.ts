@@ -5,7 +5,7 @@
  * do not use. Never throws: a command that could not start, was killed or timed out says so
  * in the result.
  */
-import { childProcess } from './builtins.cjs';
+import { spawn } from 'node:child_process';
 
 export interface CaptureOptions {
   /** The command's whole environment (nothing is inherited). */
@@ -33,7 +33,7 @@ const stripFinalNewline = (text: string) => text.replace(/\r?\n$/, '');
 
 export function captureCommand(file: string, args: readonly string[], options: CaptureOptions): Promise<Captured> {
   return new Promise((resolve) => {
-    const child = childProcess().spawn(file, args, {
+    const child = spawn(file, args, {
       env: options.env,
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
       stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],

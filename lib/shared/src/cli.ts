@@ -1,20 +1,22 @@
 /**
- * The CLI skeleton every tool uses: flags parsed by node's util.parseArgs (argv.ts), --help
- * from the tool's declarations (help.ts), one JSON document in (stdin or flags) checked by its
- * generated validator, one JSON document out, an exit code from the table. `main` returns {output, exitCode} and never touches process stdio or
- * exits; only `runTool` (called by the bin shim) does.
+ * The CLI skeleton every tool uses: argv parsed by yargs from the tool's declarations
+ * (parse-argv.ts, which also answers --help, --version and completion), one JSON document in
+ * (stdin or flags) checked by its generated validator, one JSON document out, an exit code from
+ * the table. `main` returns {output, exitCode} and never touches process stdio or exits; only
+ * `runTool` (called by the bin shim) does.
  */
-import { parseArgv } from './argv.js';
+import { readFileSync, realpathSync } from 'node:fs';
+import path from 'node:path';
 import { ExitCode } from './exit-codes.js';
-import { helpText } from './help.js';
 import { parseJsonDocument, validateDocument } from './json-input.js';
+import type { ParsedArgv } from './parse-argv.js';
 import { forTerminal } from './terminal-text.js';
 import { ToolError, toErrorDocument } from './tool-error.js';
 import type { CommandSpec, FlagSpec, ToolSpec } from './tool-spec.js';
 
 export type { CommandResult, CommandSpec, FlagSpec, FlagType, OptionSpec, RunContext, ToolSpec } from './tool-spec.js';
-export { parseArgv, type ParsedArgv } from './argv.js';
-export { exitTable, helpText } from './help.js';
+export type { ParsedArgv } from './parse-argv.js';
+export { exitCodesHelp } from './exit-codes.js';
 
 export interface MainIo {
   readStdin: () => Promise<string>;
@@ -54,11 +56,28 @@ async function assembleInput(command: CommandSpec, parsed: Record<string, unknow
   return text.trim() === '' ? {} : parseJsonDocument(text);
 }
 
+/**
+ * Argv -> what to run. No argument at all is the default command with its defaults (or "name a
+ * command"), without yargs: loading it is most of a tool's start, and shell callers mostly pipe
+ * a document to a tool that takes no flag. Anything else goes through yargs, loaded then.
+ */
+export async function parseArgv(tool: ToolSpec, argv: string[]): Promise<ParsedArgv> {
+  if (argv.length === 0) {
+    const main = tool.commands.find((c) => c.name === '$0');
+    if (!main) throw new ToolError('usage', 'bad-flag', 'name a command (see --help)');
+    const values: Record<string, unknown> = {};
+    for (const o of main.options ?? []) values[o.flag] = o.default;
+    return { kind: 'command', command: main, values, rest: [] };
+  }
+  const parser = await import('./parse-argv.js');
+  return await parser.parseArgv(tool, argv);
+}
+
 /** Runs one tool invocation; returns what to print and the exit code. */
 export async function main(tool: ToolSpec, argv: string[], io: MainIo): Promise<MainResult> {
   try {
-    const parsed = parseArgv(tool, argv);
-    if (parsed.help || !parsed.command) return { output: helpText(tool, parsed.command), exitCode: 0 };
+    const parsed = await parseArgv(tool, argv);
+    if (parsed.kind === 'text') return { output: parsed.text, exitCode: 0 };
     const { command, values, rest } = parsed;
     const input = command.input ? validateDocument(command.input, await assembleInput(command, values, io)) : {};
     const options: Record<string, unknown> = {};
@@ -114,9 +133,25 @@ export function processIo(): MainIo {
   };
 }
 
+/**
+ * The version of the package whose bin is running (`<package>/bin/<name>`, perhaps reached
+ * through a link): what `--version` prints.
+ */
+export function packageVersion(binPath: string | undefined): string {
+  try {
+    const file = path.join(path.dirname(realpathSync(binPath ?? '')), '..', 'package.json');
+    const { version } = JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown };
+    return typeof version === 'string' ? version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
 /** The only place that touches process stdio and the exit status; called by each bin shim. */
 export async function runTool(tool: ToolSpec, io: MainIo = processIo()): Promise<void> {
-  const { output, exitCode } = await main(tool, process.argv.slice(2), io);
+  const argv = process.argv.slice(2);
+  const versioned = argv.length === 0 || tool.version ? tool : { ...tool, version: packageVersion(process.argv[1]) };
+  const { output, exitCode } = await main(versioned, argv, io);
   if (output) await writeStdout(output);
   process.exitCode = exitCode;
 }

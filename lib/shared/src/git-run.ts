@@ -7,8 +7,8 @@
  * scope, safe.directory names exact paths (never "*"), and the environment is fixed (no
  * global configuration, no prompt).
  */
-import { ToolError } from './tool-error.js';
-import { childProcess } from './builtins.cjs';
+import { spawnSync } from 'node:child_process';
+import { ToolError, type ErrorCode, type ExitOf } from './tool-error.js';
 import { systemPath } from './podman-pin.js';
 
 export interface GitPlace {
@@ -71,12 +71,15 @@ function gitEnv(place: Partial<GitPlace>): NodeJS.ProcessEnv {
   };
 }
 
+/** How a failing git is refused: a code (default git-failed) and its exit, which may be left out when the code has usage (80). */
+export type GitFailure<C extends ErrorCode> = { code?: C } & ('usage' extends ExitOf<C> ? { exit?: ExitOf<C> } : { exit: ExitOf<C> });
+
 /**
  * Runs git in `place` (or, for a repository the user named, discovering it from `cwd`).
- * A failure is refused with git's own last line, as the given exit name (default usage, 80).
+ * A failure is refused with git's own last line, as `failAs` says (default usage, 80, git-failed).
  */
-export function runGit(place: Partial<GitPlace> & { cwd?: string }, args: string[], options: GitOptions = {}, failAs: { exit?: 'usage' | 'gitMount' | 'internal' | 'startFailed'; code?: string } = {}): GitResult {
-  const out = childProcess().spawnSync('git', [...hardening(place), ...(options.config ?? []).flatMap((c) => ['-c', c]), ...args], {
+export function runGit<C extends ErrorCode = 'git-failed'>(place: Partial<GitPlace> & { cwd?: string }, args: string[], options: GitOptions = {}, failAs: GitFailure<C> = {} as GitFailure<C>): GitResult {
+  const out = spawnSync('git', [...hardening(place), ...(options.config ?? []).flatMap((c) => ['-c', c]), ...args], {
     cwd: place.cwd ?? '/',
     env: { ...gitEnv(place), ...options.env },
     input: options.input,
@@ -90,13 +93,14 @@ export function runGit(place: Partial<GitPlace> & { cwd?: string }, args: string
   const result: GitResult = { status: out.status ?? 1, stdout: out.stdout ?? '', stderr: out.stderr ?? '', ...(out.signal ? { signal: out.signal } : {}) };
   if (result.status !== 0 && !options.allowFail) {
     const why = result.stderr.trim().split('\n').filter(Boolean).pop() ?? `exit ${result.status}`;
-    throw new ToolError(failAs.exit ?? 'usage', failAs.code ?? 'git-failed', `git ${args.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ')}: ${why}`);
+    const [exit, code] = [(failAs.exit ?? 'usage') as ExitOf<C>, (failAs.code ?? 'git-failed') as C];
+    throw new ToolError(exit, code, `git ${args.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ')}: ${why}`);
   }
   return result;
 }
 
 /** The first line of git's output, trimmed. */
-export function gitLine(place: Partial<GitPlace> & { cwd?: string }, args: string[], failAs?: Parameters<typeof runGit>[3]): string {
+export function gitLine<C extends ErrorCode = 'git-failed'>(place: Partial<GitPlace> & { cwd?: string }, args: string[], failAs?: GitFailure<C>): string {
   return runGit(place, args, {}, failAs).stdout.split('\n')[0]!.trim();
 }
 

@@ -3,8 +3,7 @@
  * runtime, a timeout, the expected exit code stated, and the call logged on
  * failure. (From podman's own system tests: every call through one helper.)
  */
-import type { StdioOptions } from 'node:child_process';
-import { childProcess } from './builtins.cjs';
+import { spawn, type StdioOptions } from 'node:child_process';
 import { captureCommand } from './capture.js';
 import { closeSync, existsSync, lstatSync, mkdtempSync, openSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -168,7 +167,7 @@ export async function spawnPodmanAttached(
   const scratch = podmanScratchDir();
   try {
     return await new Promise<number>((resolve) => {
-      const child = childProcess().spawn(podmanBinary, [...podmanGlobalArgs(), ...args], {
+      const child = spawn(podmanBinary, [...podmanGlobalArgs(), ...args], {
         stdio,
         cwd: scratch.dir,
         env: call.env ?? podmanEnv(process.env, call.passEnv),

@@ -1,18 +1,23 @@
-import { ExitCode, type ExitName } from './exit-codes.js';
+import type { ErrorCode, ExitOf } from './error-codes.js';
+import { ExitCode } from './exit-codes.js';
+
+export type { CodeOf, ErrorCode, ExitOf } from './error-codes.js';
 
 /**
  * The one error model: a refusal or failure that a tool reports as
  * `{"ok":false,"error":{"code","message"}}` and an exit code from the table.
  * Callers branch on `code` (kebab-case, stable) or `exitCode`, never on the message.
  * Messages name the cause (a field, a file, a path), never a secret's contents.
+ * The code is one of error-codes.ts and the exit one that code has there (the compiler checks
+ * both), so the list of codes is never out of date.
  */
-export class ToolError extends Error {
-  readonly code: string;
+export class ToolError<C extends ErrorCode = ErrorCode> extends Error {
+  readonly code: C;
   readonly exitCode: number;
   /** Extra machine-readable detail, copied into the error document. */
   readonly detail: Record<string, unknown> | undefined;
 
-  constructor(exit: ExitName, code: string, message: string, detail?: Record<string, unknown>) {
+  constructor(exit: ExitOf<C>, code: C, message: string, detail?: Record<string, unknown>) {
     super(message);
     this.name = 'ToolError';
     this.code = code;
@@ -23,7 +28,7 @@ export class ToolError extends Error {
 
 export interface ErrorDocument {
   ok: false;
-  error: { code: string; message: string } & Record<string, unknown>;
+  error: { code: ErrorCode; message: string } & Record<string, unknown>;
 }
 
 /** Turns anything thrown into the error document and its exit code; unknown throws are bugs (91). */
@@ -41,6 +46,6 @@ export function toErrorDocument(err: unknown): { document: ErrorDocument; exitCo
   };
 }
 
-export function isToolError(err: unknown, code?: string): err is ToolError {
+export function isToolError(err: unknown, code?: ErrorCode): err is ToolError {
   return err instanceof ToolError && (code === undefined || err.code === code);
 }

@@ -1,6 +1,6 @@
 /**
- * What a tool declares: its commands, their flags and input validators. The skeleton
- * (cli.ts) parses argv against it (argv.ts), prints help from it (help.ts) and runs it.
+ * What a tool declares: its commands, their flags and input validators. The skeleton (cli.ts)
+ * runs it; yargs parses argv and prints --help from these same declarations (parse-argv.ts).
  */
 import type { Validator } from './json-input.js';
 
@@ -57,6 +57,8 @@ export interface CommandSpec<T = any> {
 
 export interface ToolSpec {
   name: string;
+  /** What `--version` prints: the package's version (runTool reads it from the package beside the bin). */
+  version?: string;
   summary: string;
   commands: CommandSpec<any>[];
   epilog?: string;

@@ -101,23 +101,17 @@ t.test('the launcher spawns nothing but podman (via sandbox-run), ssh and its pr
   const spawning: Record<string, string[]> = {};
   for (const file of (await readdir(src, { recursive: true })).filter((f) => f.endsWith('.ts'))) {
     const text = await readFile(path.join(src, file), 'utf8');
-    const starts = [...text.matchAll(/(?<![.\w]|childProcess\(\)\.)(execa|spawn|spawnSync|execFile|execFileSync|exec|execSync|fork|captureCommand)\s*\(\s*([^,)]*)|childProcess\(\)\.(\w+)\s*\(\s*([^,)]*)/g)].map((m) => `${m[1] ?? m[3]}(${(m[2] ?? m[4])!.trim()}`);
-    if (/from 'node:child_process'|from 'execa'|shared\/builtins'|shared\/capture'/.test(text) || starts.length > 0) spawning[file] = starts;
+    const starts = [...text.matchAll(/(?<![.\w])(execa|spawn|spawnSync|execFile|execFileSync|exec|execSync|fork|captureCommand)\s*\(\s*([^,)]*)/g)].map((m) => `${m[1]}(${m[2]!.trim()}`);
+    if (/from 'node:child_process'|from 'execa'|shared\/capture'/.test(text) || starts.length > 0) spawning[file] = starts;
   }
   t.same(spawning, {
     'disk/usage.ts': ["captureCommand('du'", "spawn('find'"], // the disk ceiling's watchdog counts bytes (du) and names (find) in the workspace, home and git store
     'git/grant.ts': ["spawnSync('setfacl'"], // root mode: ACL entries giving uid 1000 a repository's objects/refs/logs
     'commands/node-setup/provision.ts': ['spawnSync(cmd'], // getent, useradd, loginctl: provisioning a node's user, never a session
-    'dispatch/receive-work.ts': [], // crypto through the shared builtins: the received bundle's sha256
-    'dispatch/work-bundle.ts': [], // crypto through the shared builtins: a bundle's sha256 and the mirror's name
-    'dispatch/hosts.ts': [], // node:net through the shared builtins: the TCP reachability probe, no process
-    'launch.ts': [], // crypto through the shared builtins: the run id
     'session/preflight.ts': ["captureCommand('dmesg'"],
     'recovery/sentinel.ts': ["spawn('/bin/sh'"], // waits on a pipe; on the launcher's death runs sentinel-main.js (cleanup, no agent)
     // (the workspace lock's util-linux flock runs in lib/shared/src/flock.ts)
     'dispatch/ssh.ts': ['execa(bin!', 'execa(bin!'], // the session's ssh, and the one that fetches its commits back
-    'commands/plan.ts': [], // crypto: the plan's run id
-    'commands/index.ts': [], // crypto: a refusal's run id
   });
   const ssh = await readFile(path.join(src, 'dispatch', 'ssh.ts'), 'utf8');
   t.match(ssh, /const \[bin, \.\.\.args\] = buildSshArgv\(/, 'ssh runs buildSshArgv, whose argv ends at the host address');

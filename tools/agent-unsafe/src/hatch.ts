@@ -7,8 +7,8 @@
  */
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
-import { childProcess } from '@agent-sandbox/shared/builtins';
 import { constants } from 'node:os';
+import { execFileSync, spawn } from 'node:child_process';
 import { ToolError } from '@agent-sandbox/shared';
 import type { AgentUnsafePlan } from '@agent-sandbox/shared/schemas/agent-unsafe';
 import { bannerLines } from './banner.js';
@@ -109,7 +109,7 @@ export function launchAttached(argv: string[], env: NodeJS.ProcessEnv): Promise<
   const [file, ...args] = argv;
   if (!file) return Promise.reject(new Error('empty argv'));
   return new Promise((resolve, reject) => {
-    const child = childProcess().spawn(file, args, { stdio: 'inherit', env });
+    const child = spawn(file, args, { stdio: 'inherit', env });
     const ignore = () => {};
     const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
     const onTerm = forward('SIGTERM');
@@ -143,7 +143,7 @@ export function realLimitDeps(env: NodeJS.ProcessEnv): LimitDeps {
     userManagerPresent: (uid) => realHost.exists(userManagerSocket(uid)),
     systemdVersion: (systemdRun) => {
       try {
-        return parseSystemdVersion(childProcess().execFileSync(systemdRun, ['--version'], { encoding: 'utf8', timeout: 5000 }));
+        return parseSystemdVersion(execFileSync(systemdRun, ['--version'], { encoding: 'utf8', timeout: 5000 }));
       } catch {
         return undefined;
       }

@@ -29,7 +29,7 @@ t.test('--help offers no option that skips a check', async (t) => {
   const help = await runBin('agent-unsafe', ['codex', '--help']);
   t.equal(help.exitCode, 0);
   const options = [...help.stdout.matchAll(/^\s+(?:-h, )?(--[a-z-]+)/gm)].map((m) => m[1]);
-  t.same(options.sort(), ['--address-space', '--dry-run', '--help', '--memory', '--tasks'].sort());
+  t.same(options.sort(), ['--address-space', '--dry-run', '--help', '--memory', '--tasks', '--version'].sort());
 });
 
 t.test('an unknown flag such as --force is refused (80), not ignored', async (t) => {

@@ -6,11 +6,11 @@
  * destination or in its parents; anything unexpected under /sandbox-secrets
  * fails closed (85). Never prints contents.
  */
-import { crypto } from '@agent-sandbox/shared/builtins';
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import * as nodePath from 'node:path';
-import { ToolError } from '@agent-sandbox/shared/tool-error';
+import { randomBytes } from 'node:crypto';
+import { ToolError, type CodeOf } from '@agent-sandbox/shared/tool-error';
 import type { CredStageInstallOutput } from '@agent-sandbox/shared/schemas/cred-stage';
 import { findRow, runtimeNames, secretsRoot, stagedName } from './credential-table.js';
 
@@ -24,7 +24,7 @@ export interface InstallOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-function refuse(code: string, message: string): ToolError {
+function refuse(code: CodeOf<'credential'>, message: string): ToolError {
   return new ToolError('credential', code, message);
 }
 
@@ -78,7 +78,7 @@ async function writeDestination(to: string, bytes: Buffer): Promise<void> {
   const existing = await lstatOrNull(to);
   if (existing?.isSymbolicLink()) throw refuse('destination-symlink', `${to} is a symlink; refusing to write credentials through it`);
   if (existing && !existing.isFile()) throw refuse('destination-not-file', `${to} exists and is not a regular file`);
-  const temp = `${to}.cred-stage-${crypto().randomBytes(6).toString('hex')}`;
+  const temp = `${to}.cred-stage-${randomBytes(6).toString('hex')}`;
   const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   try {
     await handle.writeFile(bytes);

@@ -6,7 +6,7 @@
 import { constants } from 'node:fs';
 import { lstat, open, realpath } from 'node:fs/promises';
 import * as nodePath from 'node:path';
-import { ToolError } from '@agent-sandbox/shared/tool-error';
+import { ToolError, type CodeOf } from '@agent-sandbox/shared/tool-error';
 
 /** Credential files are a few KB; anything larger is not one. */
 export const maxCredentialBytes = 1024 * 1024;
@@ -19,7 +19,7 @@ export interface CredentialFile {
   bytes: Buffer;
 }
 
-function refuse(code: string, message: string): ToolError {
+function refuse(code: CodeOf<'credential'>, message: string): ToolError {
   return new ToolError('credential', code, message);
 }
 

@@ -7,10 +7,10 @@
  * mount: there is no CAP_DAC_OVERRIDE inside. The host file is never modified,
  * chmodded or chowned; the copy is, and the caller removes it with the session.
  */
-import { crypto } from '@agent-sandbox/shared/builtins';
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, rename, rm, unlink } from 'node:fs/promises';
 import * as nodePath from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { ToolError } from '@agent-sandbox/shared/tool-error';
 import type { CredStagePlanOutput, CredStageStageInput } from '@agent-sandbox/shared/schemas/cred-stage';
 import { resolveCredential, type PlanDeps } from './plan.js';
@@ -42,7 +42,7 @@ async function ensurePrivateDir(dir: string): Promise<void> {
 
 /** Writes bytes to `to` through a fresh file (O_EXCL: never a planted link), then renames it over. */
 async function writeStaged(to: string, bytes: Buffer, uid: number, gid: number): Promise<void> {
-  const temp = `${to}.tmp-${crypto().randomBytes(6).toString('hex')}`;
+  const temp = `${to}.tmp-${randomBytes(6).toString('hex')}`;
   const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o400);
   try {
     await handle.writeFile(bytes);

@@ -1,4 +1,5 @@
-export { startSessionBroker, systemResolver, resolverEnvironment, type SessionBroker } from './session-broker.js';
+export { startSessionBroker } from './start-session-broker.js';
+export { systemResolver, resolverEnvironment, type SessionBroker } from './session-broker.js';
 export { startBroker, systemInterfaces, defaultMaxConnections, type Broker, type BrokerDeps } from './broker.js';
 export { openAttemptLog, AttemptLog, defaultLogLimits, type AttemptWriter, type AttemptLogLimits } from './attempt-log.js';
 export { SummaryCounter, defaultSummaryLimits, type SummaryLimits } from './summary-counter.js';
@@ -8,7 +9,7 @@ export { parsePolicy, parseEntry, parseTarget, parseHost, decideTarget, hostText
 export { refuseAddress, type AddressRule, type HostInterfaceAddress } from './address-policy.js';
 export { decide, type Resolver, type Decision } from './decide.js';
 export { parseHead, maxHeadBytes, type ParsedHead } from './request-head.js';
-export { parseIp, parseIPv4, parseIPv6, formatIPv6, embeddedIPv4 } from './ip.js';
+export { parseIp, type IpLiteral } from './ip.js';
 export { runtimeEgressTable, egressAllowlist, type RuntimeEgress } from './runtime-allowlists.js';
 export { startRelay, type Relay, type RelayOptions } from './relay.js';
 export { parseRelayArgs, proxyEnvironment, defaultRelayPort, relayUsage } from './relay-cli.js';

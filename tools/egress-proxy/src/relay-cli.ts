@@ -9,7 +9,7 @@
  * listener), passes signals on, and exits with its status. Without one it runs until SIGTERM.
  */
 import { constants } from 'node:os';
-import { childProcess } from '@agent-sandbox/shared/builtins';
+import { childProcess } from './snapshot-builtins.cjs';
 import { startRelay, type Relay } from './relay.js';
 
 export const defaultRelayPort = 3128;

@@ -7,7 +7,7 @@
  * cannot snapshot `net` (lib/shared/src/snapshot-entry.ts).
  */
 import type net from 'node:net';
-import { net as loadNet } from '@agent-sandbox/shared/builtins';
+import { net as loadNet } from './snapshot-builtins.cjs';
 
 export interface RelayOptions {
   /** 127.0.0.1 or ::1: the relay is for processes inside the container only. */

@@ -1,9 +1,11 @@
 // The address rules as a table: loopback, link-local, private (RFC 1918, CGNAT), ULA,
 // unspecified, multicast, cloud metadata, IPv4 hidden in IPv6 (mapped, NAT64), and the
-// host's own addresses and networks are refused; public addresses are dialed.
+// host's own addresses and networks are refused; public addresses are dialed. (node's BlockList
+// holds the ranges; these rows were written for the hand-made matcher before it, and a
+// differential run of both over 450 000 addresses gave the same rule and text for every one.)
 import t from 'tap';
 import { slotV6Net } from '@agent-sandbox/testkit/fake-internet-net';
-import { embeddedIPv4, formatIPv6, parseIPv6, refuseAddress, type HostInterfaceAddress } from '../dist/index.js';
+import { parseIp, refuseAddress, type HostInterfaceAddress } from '../dist/index.js';
 
 const host: HostInterfaceAddress[] = [
   { address: '127.0.0.1', family: 'IPv4', cidr: '127.0.0.1/8' },
@@ -59,6 +61,11 @@ const rows: [address: string, rule: string | undefined][] = [
   ['64:ff9b::a9fe:a9fe', 'metadata-address'],
   ['64:ff9b::cb00:710a', undefined],
   ['64:ff9b:1::1', 'private-address'],
+  ['64:ff9b::cb00:7101', 'host-address'],
+  ['::ffff:192.0.2.1', 'host-network'],
+  // an IPv4 address's bits elsewhere in an IPv6 address reach no IPv4 host
+  ['2001:db8::127.0.0.1', undefined],
+  ['::ffff:0:127.0.0.1', undefined],
   // the host itself and the networks it is on (its LAN's router, its neighbours)
   ['203.0.113.1', 'host-address'],
   ['192.0.2.2', 'host-address'],
@@ -72,6 +79,8 @@ const rows: [address: string, rule: string | undefined][] = [
   ['example.com', 'bad-address'],
   ['', 'bad-address'],
   ['01.2.3.4', 'bad-address'],
+  ['fe80::1%eth0', 'bad-address'],
+  ['::ffff:1.2.3.04', 'bad-address'],
 ];
 
 let ran = 0;
@@ -89,7 +98,7 @@ t.test("the host's interface list is the caller's at each call: an address becom
   t.equal(refuseAddress('198.51.100.7', [...before, { address: '198.51.100.7', family: 'IPv4', cidr: '198.51.100.7/32' }]), 'host-address');
 });
 
-t.test('IPv6 text round-trips to its RFC 5952 form', async (t) => {
+t.test('an IP literal has one canonical text: RFC 5952, all hex (as the broker logs it)', async (t) => {
   const cases: [string, string][] = [
     ['2001:0DB8:0000:0000:0000:0000:0000:0001', '2001:db8::1'],
     ['2001:db8:0:0:1:0:0:1', '2001:db8::1:0:0:1'],
@@ -99,12 +108,11 @@ t.test('IPv6 text round-trips to its RFC 5952 form', async (t) => {
     ['2001:db8:0:1:1:1:1:1', '2001:db8:0:1:1:1:1:1'],
     ['::ffff:1.2.3.4', '::ffff:102:304'],
     ['1:2:3:4:5:6:1.2.3.4', '1:2:3:4:5:6:102:304'],
+    ['::203.0.113.10', '::cb00:710a'],
+    ['203.0.113.10', '203.0.113.10'],
   ];
-  for (const [input, canonical] of cases) t.equal(formatIPv6(parseIPv6(input)!), canonical, input);
-  t.equal(parseIPv6('1:2:3:4:5:6:7:8:9'), undefined);
-  t.equal(parseIPv6('::ffff:1.2.3.04'), undefined);
-  t.equal(embeddedIPv4(parseIPv6('::ffff:1.2.3.4')!), '1.2.3.4');
-  t.equal(embeddedIPv4(parseIPv6('2001:db8::1.2.3.4')!), undefined);
+  for (const [input, canonical] of cases) t.equal(parseIp(input)?.text, canonical, input);
+  for (const bad of ['1:2:3:4:5:6:7:8:9', '::ffff:1.2.3.04', '01.2.3.4', 'fe80::1%eth0', '1.2.3', '[::1]']) t.equal(parseIp(bad), undefined, bad);
 });
 
 // The broker logs addresses in RFC 5952 form; the fake internet's tests compare its hosts'
@@ -114,7 +122,7 @@ t.test('the fake internet writes the IPv6 addresses of every slot as the broker 
   for (let slot = 0; slot < 16; slot++) {
     for (const last of ['1', '10', '11', '14']) {
       const address = `${slotV6Net(slot)}${last}`;
-      t.equal(formatIPv6(parseIPv6(address)!), address, `slot ${slot}`);
+      t.equal(parseIp(address)?.text, address, `slot ${slot}`);
     }
   }
 });

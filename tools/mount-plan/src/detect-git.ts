@@ -18,7 +18,7 @@
  */
 import * as nodeFs from 'node:fs/promises';
 import * as nodePath from 'node:path';
-import { ToolError } from '@agent-sandbox/shared';
+import { ToolError, type CodeOf } from '@agent-sandbox/shared';
 import { captureCommand } from '@agent-sandbox/shared/capture';
 import type { GitKind } from '@agent-sandbox/shared/schemas/mount-plan';
 import { isLexicallyCanonical, isWithin } from './container-paths.js';
@@ -48,7 +48,7 @@ export interface DetectOptions {
   readConfigValue?: ReadConfigValue;
 }
 
-function refuse(code: string, message: string, detail?: Record<string, unknown>): ToolError {
+function refuse(code: CodeOf<'gitMount'>, message: string, detail?: Record<string, unknown>): ToolError {
   return new ToolError('gitMount', code, message, detail);
 }
 
@@ -71,13 +71,15 @@ async function isDir(p: string): Promise<boolean> {
 }
 
 /** Refuses unless `p` is absolute, lexically canonical and its own realpath (no symlink anywhere). */
-async function requireCanonical(p: string, code: string, what: string): Promise<void> {
+const notFound: Record<'gitdir-not-canonical' | 'commondir-not-canonical', CodeOf<'gitMount'>> = { 'gitdir-not-canonical': 'gitdir-not-found', 'commondir-not-canonical': 'commondir-not-found' };
+
+async function requireCanonical(p: string, code: keyof typeof notFound, what: string): Promise<void> {
   if (!isLexicallyCanonical(p)) throw refuse(code, `${what} ${p} is not a canonical absolute path`);
   let real: string;
   try {
     real = await nodeFs.realpath(p);
   } catch (err) {
-    throw refuse(`${code.replace(/-not-canonical$/, '')}-not-found`, `${what} ${p} does not exist (${errnoOf(err) ?? err})`);
+    throw refuse(notFound[code], `${what} ${p} does not exist (${errnoOf(err) ?? err})`);
   }
   if (real !== p) {
     throw refuse(code, `${what} ${p} resolves through a symlink to ${real}; git inside the container would not find it`);
@@ -115,7 +117,7 @@ async function resolveGitDir(workspace: string, containerWs: string, target: str
   return target;
 }
 
-async function requireRepositoryDirs(dir: string, needs: string[], code: string, what: string): Promise<void> {
+async function requireRepositoryDirs(dir: string, needs: string[], code: CodeOf<'gitMount'>, what: string): Promise<void> {
   for (const name of needs) {
     if (!(await lstatOrUndefined(`${dir}/${name}`))) throw refuse(code, `${what} ${dir} has no ${name}: not a git directory`);
   }

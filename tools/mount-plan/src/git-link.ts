@@ -10,7 +10,7 @@
  * the wrong directory. test/gitfile-differential.test.ts checks this against git.
  */
 import { open } from 'node:fs/promises';
-import { ToolError } from '@agent-sandbox/shared';
+import { ToolError, type CodeOf } from '@agent-sandbox/shared';
 
 /** Git refuses gitfiles larger than this (setup.c: max_file_size = 1 << 20). */
 export const maxGitfileBytes = 1 << 20;
@@ -23,7 +23,7 @@ export interface GitLink {
   relative: boolean;
 }
 
-function refuse(code: string, message: string): ToolError {
+function refuse(code: CodeOf<'gitMount'>, message: string): ToolError {
   return new ToolError('gitMount', code, message);
 }
 

@@ -8,7 +8,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { guardPath } from '@agent-sandbox/path-guard';
-import { ToolError, isToolError } from '@agent-sandbox/shared';
+import { ToolError, isToolError, type CodeOf } from '@agent-sandbox/shared';
 import type { MountEntry, MountPlanInput, MountPlanOutput } from '@agent-sandbox/shared/schemas/mount-plan';
 import {
   checkSamePathDestination,
@@ -28,7 +28,7 @@ export interface PlanOptions {
   readEffectiveConfig?: ReadEffectiveConfig;
 }
 
-function unsafe(code: string, message: string, detail?: Record<string, unknown>): ToolError {
+function unsafe(code: CodeOf<'unsafePath'>, message: string, detail?: Record<string, unknown>): ToolError {
   return new ToolError('unsafePath', code, message, detail);
 }
 

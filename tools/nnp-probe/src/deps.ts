@@ -3,10 +3,9 @@
  * core can be driven in-process by the launcher and by tests with other roots.
  * The executable always uses `realDeps()`: no flag or variable moves these paths.
  */
-import type { ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFile, lstat } from 'node:fs/promises';
 import { userInfo } from 'node:os';
-import { childProcess } from '@agent-sandbox/shared/builtins';
 import { captureCommand } from '@agent-sandbox/shared/capture';
 
 export interface FileInfo {
@@ -54,12 +53,6 @@ async function query(file: string, args: string[], env: NodeJS.ProcessEnv): Prom
   return { exitCode: result.exitCode, stdout: result.stdout, stderr: result.spawnError ?? result.stderr };
 }
 
-/**
- * child_process's spawn, loaded when first called: the launcher imports this module on every
- * start, and loading child_process costs it ~3 ms that only a handoff needs.
- */
-const spawnOnDemand = ((...args: unknown[]) => (childProcess().spawn as (...a: unknown[]) => ChildProcess)(...args)) as typeof spawn;
-
 /** The host as it is. */
 export function realDeps(overrides: Partial<NnpDeps> = {}): NnpDeps {
   const info = userInfo();
@@ -67,7 +60,7 @@ export function realDeps(overrides: Partial<NnpDeps> = {}): NnpDeps {
     readFile: (p) => readFile(p, 'utf8'),
     lstat: (p) => lstat(p),
     query,
-    spawn: spawnOnDemand,
+    spawn,
     env: process.env,
     uid: info.uid,
     user: info.username,

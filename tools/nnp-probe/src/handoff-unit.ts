@@ -4,14 +4,14 @@
  * /proc/self/cgroup. The cgroup is set by the service manager, not by the caller's
  * environment, so no variable can claim (or deny) that we are already inside.
  */
-import { crypto } from '@agent-sandbox/shared/builtins';
+import { randomBytes } from 'node:crypto';
 
 export const unitPrefix = 'agent-sandbox-nnp-';
 const unitPattern = /^agent-sandbox-nnp-[0-9a-f]{16}\.service$/;
 
 /** A fresh unit name for one handoff. */
 export function newUnitName(): string {
-  return `${unitPrefix}${crypto().randomBytes(8).toString('hex')}.service`;
+  return `${unitPrefix}${randomBytes(8).toString('hex')}.service`;
 }
 
 /** The handoff unit named in a /proc/<pid>/cgroup text ("N:controllers:/path" lines), or null. */

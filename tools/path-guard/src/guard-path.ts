@@ -13,7 +13,7 @@
  */
 import * as nodeFs from 'node:fs/promises';
 import * as nodePath from 'node:path';
-import { ToolError } from '@agent-sandbox/shared';
+import { ToolError, type CodeOf } from '@agent-sandbox/shared';
 import type { PathGuardInput, PathGuardOutput } from '@agent-sandbox/shared/schemas/path-guard';
 
 /** Linux PATH_MAX and NAME_MAX: longer input cannot name a real file. */
@@ -41,7 +41,7 @@ export interface GuardOptions {
   uid?: number;
 }
 
-function refuse(code: string, message: string, detail?: Record<string, unknown>): ToolError {
+function refuse(code: CodeOf<'unsafePath'>, message: string, detail?: Record<string, unknown>): ToolError {
   return new ToolError('unsafePath', code, message, detail);
 }
 

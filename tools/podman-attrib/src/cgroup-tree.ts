@@ -7,10 +7,10 @@
  * so removal walks every hierarchy and removes depth first.
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ToolError, cgroupMode, type CgroupMode } from '@agent-sandbox/shared';
-import { childProcess } from '@agent-sandbox/shared/builtins';
 import { podmanEnv, systemPath } from '@agent-sandbox/shared/podman';
 
 export const cgroupRoot = '/sys/fs/cgroup';
@@ -207,7 +207,7 @@ function systemctlBinary(): string {
  */
 export function stopSlice(slice: { unit: string; user: boolean }): boolean {
   try {
-    childProcess().execFileSync(systemctlBinary(), [...(slice.user ? ['--user'] : []), 'stop', '--', slice.unit], {
+    execFileSync(systemctlBinary(), [...(slice.user ? ['--user'] : []), 'stop', '--', slice.unit], {
       stdio: 'ignore',
       timeout: 30_000,
       env: podmanEnv(process.env),

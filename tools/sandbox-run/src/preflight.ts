@@ -6,7 +6,7 @@
  * (82). Host capability comes before content, so a host that cannot contain
  * anything says so first.
  */
-import { ToolError, cgroupManager, ociRuntime, procStatusField, runtimePaths, type CgroupMode } from '@agent-sandbox/shared';
+import { ToolError, type CodeOf, cgroupManager, ociRuntime, procStatusField, runtimePaths, type CgroupMode } from '@agent-sandbox/shared';
 import { podmanBinary, runPodman } from '@agent-sandbox/shared/podman';
 import type { RunPlan } from '@agent-sandbox/shared/schemas/sandbox-run';
 import type { RunFacts } from './argv.js';
@@ -38,7 +38,7 @@ export function probeCgroupMode(probe: HostProbe): CgroupMode {
   return probe.exists('/sys/fs/cgroup/unified/cgroup.controllers') ? 'hybrid' : 'v1';
 }
 
-function refuseLimits(code: string, message: string): never {
+function refuseLimits(code: CodeOf<'limits'>, message: string): never {
   throw new ToolError('limits', code, `limits cannot be enforced here: ${message}`);
 }
 

@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { codeDir } from '@agent-sandbox/shared/code-dir';
-import { ToolError } from '@agent-sandbox/shared';
+import { ToolError, type CodeOf } from '@agent-sandbox/shared';
 import type { HostProbe } from './host-probe.js';
 import { namespaceGaps } from './seccomp-profile.js';
 
@@ -24,7 +24,7 @@ export function seccompProfilePath(dist: string = codeDir(import.meta.url)): str
   return path.resolve(dist, '..', '..', 'sandbox-run', 'seccomp', seccompProfileName);
 }
 
-function refuse(code: string, file: string, why: string): never {
+function refuse(code: CodeOf<'startFailed'>, file: string, why: string): never {
   throw new ToolError(
     'startFailed',
     code,

@@ -5,7 +5,7 @@
  * cost.
  */
 import { statSync, statfsSync } from 'node:fs';
-import { childProcess } from '@agent-sandbox/shared/builtins';
+import { spawn } from 'node:child_process';
 import { captureCommand } from '@agent-sandbox/shared/capture';
 import { systemPath } from '@agent-sandbox/shared/podman';
 
@@ -27,7 +27,7 @@ export async function duBytes(dirs: string[]): Promise<number> {
 export async function countNames(dirs: string[]): Promise<number> {
   let count = 0;
   let stderr = '';
-  const child = childProcess().spawn('find', [...dirs, '-xdev', '-printf', '\\n'], { env: { PATH: systemPath, LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('find', [...dirs, '-xdev', '-printf', '\\n'], { env: { PATH: systemPath, LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.on('data', (chunk: Buffer) => (count += chunk.length));
   child.stderr.on('data', (chunk: Buffer) => (stderr = `${stderr}${chunk.toString()}`.slice(-2000)));
   const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);

@@ -5,8 +5,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
+import { connect } from 'node:net';
 import { ToolError, parseJsonDocument, validateDocument } from '@agent-sandbox/shared';
-import { net } from '@agent-sandbox/shared/builtins';
 import { HostsRegistry, type HostEntry } from '@agent-sandbox/shared/validators/agent-sandbox';
 import type { LaunchRequest } from '../session/request.js';
 
@@ -56,7 +56,7 @@ export interface PickedHost {
 /** Does a TCP connect to the host's ssh port succeed within the timeout? (no auth, no shell) */
 export function probeSsh(address: string, port: number, timeoutMs: number): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const socket = net().connect({ host: address, port });
+    const socket = connect({ host: address, port });
     const done = (why?: string) => {
       socket.destroy();
       resolve(why);

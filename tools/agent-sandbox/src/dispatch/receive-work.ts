@@ -13,8 +13,8 @@
  */
 import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
 import { ToolError } from '@agent-sandbox/shared';
-import { crypto } from '@agent-sandbox/shared/builtins';
 import type { BundleFacts, WorkOffer, WorkTransfer } from '@agent-sandbox/shared/schemas/workspace';
 import { chownTree, grantWorkspace } from '../git/grant.js';
 import { runGit, uncommittedPaths, type GitPlace } from '@agent-sandbox/shared/git-run';
@@ -45,7 +45,7 @@ async function receiveBundle(source: ByteSource, offer: WorkOffer, file: string)
   const part = `${file}.part`;
   rmSync(part, { force: true });
   const fd = openSync(part, 'wx', 0o600);
-  const hash = crypto().createHash('sha256');
+  const hash = createHash('sha256');
   let got: number;
   try {
     got = await source.readInto(offer.bytes, (chunk) => {

@@ -6,9 +6,9 @@
  */
 import { createReadStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
 import { ToolError } from '@agent-sandbox/shared';
 import { checkedFetchConfig } from '@agent-sandbox/mount-plan';
-import { crypto } from '@agent-sandbox/shared/builtins';
 import type { BundleFacts } from '@agent-sandbox/shared/schemas/workspace';
 import { runGit, type GitPlace } from '@agent-sandbox/shared/git-run';
 
@@ -16,7 +16,7 @@ import { runGit, type GitPlace } from '@agent-sandbox/shared/git-run';
 export const bundleFetchConfig = checkedFetchConfig;
 
 export async function sha256File(file: string): Promise<string> {
-  const hash = crypto().createHash('sha256');
+  const hash = createHash('sha256');
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }
@@ -87,5 +87,5 @@ export function fetchBundle(place: Pick<GitPlace, 'gitDir'>, file: string, ref: 
 /** The node's mirror name for a repository: its directory name and a hash of where it is (one mirror per client repository). */
 export function mirrorNameOf(commonDir: string, repository: string): string {
   const base = path.basename(repository).replace(/\.git$/, '').replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 40) || 'repo';
-  return `${base}-${crypto().createHash('sha256').update(commonDir).digest('hex').slice(0, 12)}`;
+  return `${base}-${createHash('sha256').update(commonDir).digest('hex').slice(0, 12)}`;
 }

@@ -9,8 +9,7 @@
  */
 import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { egressAllowlist } from '@agent-sandbox/egress-proxy/runtime-allowlists';
-import type { SessionBroker } from '@agent-sandbox/egress-proxy/session-broker';
+import { egressAllowlist, startSessionBroker, type SessionBroker } from '@agent-sandbox/egress-proxy';
 import { agentGid, agentUid } from '@agent-sandbox/shared/container-layout';
 import type { RuntimeName } from '@agent-sandbox/shared/runtimes';
 import type { EgressProxyConfig, EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
@@ -109,8 +108,6 @@ export async function startEgress(plan: EgressPlan, sessionId: string): Promise<
   if (!config || !plan.socketDir || !plan.logPath) return { stop: async () => undefined };
   makeSocketDir(plan.socketDir);
   mkdirSync(path.dirname(plan.logPath), { recursive: true, mode: 0o700 });
-  // Loaded on first use: the broker (net, dns, its address tables) is not on any other command's path.
-  const { startSessionBroker } = await import('@agent-sandbox/egress-proxy/session-broker');
   let broker: SessionBroker;
   try {
     broker = await startSessionBroker({ ...config, logPath: plan.logPath });

@@ -9,8 +9,8 @@
  */
 import { existsSync, lchownSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { ToolError } from '@agent-sandbox/shared';
-import { childProcess } from '@agent-sandbox/shared/builtins';
 import { agentGid, agentUid } from '@agent-sandbox/shared/container-layout';
 import { systemPath } from '@agent-sandbox/shared/podman';
 
@@ -50,7 +50,7 @@ export function restoreOwner(commonDir: string, skip: string[] = [], euid = proc
 }
 
 function setfacl(args: string[]): void {
-  const out = childProcess().spawnSync('setfacl', args, { env: { PATH: systemPath }, encoding: 'utf8', timeout: 120_000 });
+  const out = spawnSync('setfacl', args, { env: { PATH: systemPath }, encoding: 'utf8', timeout: 120_000 });
   if (out.error) {
     const missing = (out.error as NodeJS.ErrnoException).code === 'ENOENT';
     throw new ToolError('startFailed', missing ? 'no-setfacl' : 'setfacl-failed', missing ? 'setfacl is not installed: root mode grants the agent (uid 1000) its git metadata with POSIX ACLs; apt-get install acl (scripts/setup.sh does)' : `setfacl: ${out.error.message}`);

@@ -11,7 +11,7 @@
  */
 import path from 'node:path';
 import type { Writable } from 'node:stream';
-import { childProcess } from '@agent-sandbox/shared/builtins';
+import { spawn } from 'node:child_process';
 import { systemPath } from '@agent-sandbox/shared/podman';
 import type { HeldLock } from '@agent-sandbox/shared/flock';
 import { distDir } from '../package-dir.js';
@@ -25,7 +25,7 @@ export interface Sentinel {
 const waitThenClean = 'IFS= read -r line; [ "$line" = released ] && exit 0; exec "$0" "$@"';
 
 export function startSentinel(recordFile: string, root: string, lock: HeldLock): Sentinel {
-  const child = childProcess().spawn('/bin/sh', ['-c', waitThenClean, process.execPath, path.join(distDir(), 'sentinel-main.js'), recordFile, root], {
+  const child = spawn('/bin/sh', ['-c', waitThenClean, process.execPath, path.join(distDir(), 'sentinel-main.js'), recordFile, root], {
     detached: true,
     stdio: ['pipe', 'ignore', 'ignore', lock.fd],
     env: { PATH: systemPath, ...(process.env['HOME'] ? { HOME: process.env['HOME'] } : {}) },

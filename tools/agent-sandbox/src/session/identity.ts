@@ -5,7 +5,7 @@
  * session id, the limits after the disk check, the credential's account); a refusal before the
  * request was complete builds it from whatever the flags said.
  */
-import { crypto } from '@agent-sandbox/shared/builtins';
+import { randomBytes } from 'node:crypto';
 import { defaultLimits } from '@agent-sandbox/shared/limits';
 import type { ContainmentMode } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { SessionIdentity } from '../ledger/verdict.js';
@@ -20,7 +20,7 @@ export type IdentitySource = Partial<Pick<LaunchRequest, 'workspace' | 'runtime'
 /** A new identity: a fresh run id, started now, on `host`, contained as `containment` (null until known). */
 export function sessionIdentity(source: IdentitySource, host = 'unknown', containment: ContainmentMode | null = null): SessionIdentity {
   return {
-    runId: crypto().randomBytes(8).toString('hex'),
+    runId: randomBytes(8).toString('hex'),
     sessionId: source.workspace ? workspaceIdOf(source.workspace) : 'unknown',
     runtime: source.runtime ?? 'codex',
     account: source.account ?? null,

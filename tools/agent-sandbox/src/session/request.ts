@@ -14,7 +14,7 @@ import { ToolError, type ValidationError } from '@agent-sandbox/shared';
 import { limitsFrom, type Limits } from '@agent-sandbox/shared/limits';
 import { LaunchRequest, type SessionRequest } from '@agent-sandbox/shared/validators/agent-sandbox';
 import type { WorkOffer } from '@agent-sandbox/shared/schemas/workspace';
-import { parseEntry } from '@agent-sandbox/egress-proxy/allowlist';
+import { parseEntry } from '@agent-sandbox/egress-proxy';
 import { defaultLedgerPath } from '../ledger/append.js';
 
 export type { LaunchRequest };

@@ -79,8 +79,11 @@ t.test('the default ledger, and an empty one', async (t) => {
   t.equal(relative.exitCode, 80);
 });
 
-t.test('a typo of the command suggests log', { skip: 'lands with the yargs layer (issue 26 item 5)' }, async (t) => {
+t.test('log is a command like every other: a typo suggests it, --help shows its flags', async (t) => {
   const out = await runBin('agent-sandbox', ['lgo'], { env: { HOME: '/nonexistent' } });
   t.equal(out.exitCode, 80);
-  t.match(out.stderr, /Did you mean log\?/);
+  t.match(out.stderr, /unknown command "lgo": Did you mean log\?/);
+  const help = await runBin('agent-sandbox', ['log', '--help'], { env: { HOME: '/nonexistent' } });
+  t.equal(help.exitCode, 0);
+  for (const flag of ['--ledger', '-n', '--json']) t.match(help.stdout, flag);
 });

@@ -10,8 +10,8 @@
  */
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { ToolError } from '@agent-sandbox/shared';
-import { childProcess } from '@agent-sandbox/shared/builtins';
 import { systemPath } from '@agent-sandbox/shared/podman';
 
 export interface NodeSetupInput {
@@ -41,7 +41,7 @@ export interface NodeSetupOutput {
   steps: NodeSetupStep[];
 }
 
-const run = (cmd: string, args: string[]) => childProcess().spawnSync(cmd, args, { env: { PATH: systemPath }, encoding: 'utf8', timeout: 60_000 });
+const run = (cmd: string, args: string[]) => spawnSync(cmd, args, { env: { PATH: systemPath }, encoding: 'utf8', timeout: 60_000 });
 
 function passwdOf(user: string): { uid: number; gid: number; home: string; shell: string } | undefined {
   const out = run('getent', ['passwd', user]);
