@@ -17,11 +17,11 @@ import {
   isLexicallyCanonical,
   isWithin,
   secretsMount,
-} from './container-paths.js';
-import { checkWritableConfig, findWritableConfig, gitEffectiveConfig, type ReadEffectiveConfig } from './config-scan.js';
-import { detectGit, type GitDetection, type ReadConfigValue } from './detect-git.js';
-import { gitConfigEnv, gitConfigFor } from './git-config.js';
-import { planGitStore, type PlannedStore } from './git-store.js';
+} from './detect/container-paths.js';
+import { checkWritableConfig, findWritableConfig, gitEffectiveConfig, type ReadEffectiveConfig } from './detect/config-scan.js';
+import { detectGit, type GitDetection, type ReadConfigValue } from './detect/detect-git.js';
+import { gitConfigEnv, gitConfigFor } from './detect/git-config.js';
+import { planGitStore, type PlannedStore } from './store/git-store.js';
 
 export interface PlanOptions {
   readConfigValue?: ReadConfigValue;

@@ -91,7 +91,7 @@ export type GitConfigEntry = Static<typeof GitConfigEntry>;
 export const StoreLink = Closed({ name: Type.String(), target: AbsolutePath });
 
 /**
- * The session's own git store (tools/mount-plan/src/git-store.ts): `<root>/git-stores/<id>`,
+ * The session's own git store (tools/mount-plan/src/store/git-store.ts): `<root>/git-stores/<id>`,
  * whose `common/` is mounted over the git dir (repo, submodule) or common dir (linked worktree)
  * and whose `own/` over a linked worktree's own gitdir. Everything git writes inside lands there
  * (objects, refs, reflogs, packed-refs, HEAD, index); the host's objects are reached read-only

@@ -17,8 +17,8 @@
 import { chownSync, lstatSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { runGit } from '@agent-sandbox/shared/git-run';
 import type { GitReturn } from '@agent-sandbox/shared/schemas/mount-plan';
-import { maxCopyBytes, sha256, type StoreManifest } from './prepare-store.js';
-import { branchOf, clip, readPlainBounded } from './store-refs.js';
+import { maxCopyBytes, sha256, type StoreManifest } from '../store/prepare-store.js';
+import { branchOf, clip, readPlainBounded } from '../store/store-refs.js';
 
 /** Names git makes at the top of a git dir that carry no state worth naming. */
 const housekeeping = /^(gc\.pid|gc\.log|COMMIT_EDITMSG|FETCH_HEAD|ORIG_HEAD|AUTO_MERGE|rr-cache|lost-found|.*\.lock|sharedindex\.[0-9a-f]+|objects|refs|logs|packed-refs|HEAD|index)$/;

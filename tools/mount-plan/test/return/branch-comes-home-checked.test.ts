@@ -7,8 +7,8 @@ import t from 'tap';
 import { mkdir, readdir } from 'node:fs/promises';
 import { imageExists, tempDir } from '@agent-sandbox/testkit';
 import type { Teardown } from '@agent-sandbox/testkit';
-import { planMounts } from '../dist/index.js';
-import { git, image, prepareStore, rootOwner, runInContainer, worktreeSession } from './fixtures/git-tree.js';
+import { planMounts } from '../../dist/index.js';
+import { git, image, prepareStore, rootOwner, runInContainer, worktreeSession } from '../fixtures/git-tree.js';
 
 const root0 = { user: '0:0' };
 const side = 'refs/agent-sandbox/returned/s1';

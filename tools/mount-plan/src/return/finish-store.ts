@@ -25,10 +25,10 @@ import type { GitReturn } from '@agent-sandbox/shared/schemas/mount-plan';
 import { importBranch, restoreImportOwner, sideRefOf } from './import-branch.js';
 import { contentFault } from './import-fault.js';
 import { recordKept, storeKeptOf, type KeptState } from './kept-store.js';
-import { manifestName, snapshotName, type StoreManifest } from './prepare-store.js';
+import { manifestName, snapshotName, type StoreManifest } from '../store/prepare-store.js';
 import { leftInStore, returnWorktreeFiles } from './return-worktree.js';
-import { makeReader, setReaderRef } from './store-reader.js';
-import { droppedRefs, parsePackedRefs, readStoreRefs } from './store-refs.js';
+import { makeReader, setReaderRef } from '../store/store-reader.js';
+import { droppedRefs, parsePackedRefs, readStoreRefs } from '../store/store-refs.js';
 
 export interface FinishOptions {
   /** Who finishes it when not the launcher that made it (the ledger's `by`). */

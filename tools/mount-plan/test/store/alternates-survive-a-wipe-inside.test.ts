@@ -10,9 +10,9 @@
 import t from 'tap';
 import { imageExists, tempDir } from '@agent-sandbox/testkit';
 import type { Teardown } from '@agent-sandbox/testkit';
-import { planMounts } from '../dist/index.js';
-import { image, prepareStore, runInContainer, worktreeSession } from './fixtures/git-tree.js';
-import { chownToHostUser, hostUid, hostUser } from './fixtures/host-user.js';
+import { planMounts } from '../../dist/index.js';
+import { image, prepareStore, runInContainer, worktreeSession } from '../fixtures/git-tree.js';
+import { chownToHostUser, hostUid, hostUser } from '../fixtures/host-user.js';
 
 t.before(async () => {
   if (!(await imageExists(image))) throw new Error(`${image} is missing: run bash image/build-all.sh`);

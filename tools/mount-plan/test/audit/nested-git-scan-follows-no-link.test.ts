@@ -6,8 +6,8 @@
 import t from 'tap';
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tempDir } from '@agent-sandbox/testkit';
-import { diffNestedGit, scanNestedGit } from '../dist/index.js';
-import { git } from './fixtures/git-tree.js';
+import { diffNestedGit, scanNestedGit } from '../../dist/index.js';
+import { git } from '../fixtures/git-tree.js';
 
 async function layout(t: Parameters<typeof tempDir>[0]) {
   const base = await tempDir(t, 'mount-plan-nested-links-');

@@ -28,7 +28,7 @@
  * object files it recognises into a repository of the launcher's own (store-reader.ts).
  */
 import type { GitStore, MountEntry } from '@agent-sandbox/shared/schemas/mount-plan';
-import type { GitDetection } from './detect-git.js';
+import type { GitDetection } from '../detect/detect-git.js';
 
 export const gitLiveMount = '/sandbox/git/live';
 

@@ -6,9 +6,9 @@
 import t from 'tap';
 import { readFile } from 'node:fs/promises';
 import { imageExists, tempDir } from '@agent-sandbox/testkit';
-import { parsePackedRefs, planMounts } from '../dist/index.js';
-import { git, image, prepareStore, runInContainer, worktreeSession } from './fixtures/git-tree.js';
-import { chownToHostUser, hostUid, hostUser } from './fixtures/host-user.js';
+import { parsePackedRefs, planMounts } from '../../dist/index.js';
+import { git, image, prepareStore, runInContainer, worktreeSession } from '../fixtures/git-tree.js';
+import { chownToHostUser, hostUid, hostUser } from '../fixtures/host-user.js';
 
 t.before(async () => {
   if (!(await imageExists(image))) throw new Error(`${image} is missing: run bash image/build-all.sh`);

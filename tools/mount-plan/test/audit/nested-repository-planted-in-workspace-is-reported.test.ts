@@ -5,9 +5,9 @@
 // session names every such repository that is new or changed, so the launcher can warn.
 import t from 'tap';
 import { imageExists, tempDir } from '@agent-sandbox/testkit';
-import { diffNestedGit, planMounts, scanNestedGit } from '../dist/index.js';
-import { image, prepareStore, runInContainer, worktreeSession } from './fixtures/git-tree.js';
-import { chownToHostUser, hostUid, hostUser } from './fixtures/host-user.js';
+import { diffNestedGit, planMounts, scanNestedGit } from '../../dist/index.js';
+import { image, prepareStore, runInContainer, worktreeSession } from '../fixtures/git-tree.js';
+import { chownToHostUser, hostUid, hostUser } from '../fixtures/host-user.js';
 
 t.before(async () => {
   if (!(await imageExists(image))) throw new Error(`${image} is missing: run bash image/build-all.sh`);

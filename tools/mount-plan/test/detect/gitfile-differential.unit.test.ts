@@ -7,8 +7,8 @@ import fc from 'fast-check';
 import { mkdir, realpath, symlink, writeFile } from 'node:fs/promises';
 import * as nodePath from 'node:path';
 import { tempDir } from '@agent-sandbox/testkit';
-import { detectGit } from '../dist/index.js';
-import { git, worktreeSession } from './fixtures/git-tree.js';
+import { detectGit } from '../../dist/index.js';
+import { git, worktreeSession } from '../fixtures/git-tree.js';
 
 interface Verdict {
   accepted: boolean;

@@ -1,8 +1,8 @@
 // Same-path mounts (git metadata, the workspace's host-path alias) must not land
 // on, under or above a reserved container path. In-process, table-driven.
 import t from 'tap';
-import { reservedCollision, reservedPaths } from '../dist/index.js';
-import { checkSamePathDestination } from '../dist/container-paths.js';
+import { reservedCollision, reservedPaths } from '../../dist/index.js';
+import { checkSamePathDestination } from '../../dist/detect/container-paths.js';
 
 const rows: [string, string | undefined][] = [
   ['/proc/1', '/proc'],

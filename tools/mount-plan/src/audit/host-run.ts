@@ -16,7 +16,7 @@ import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync } fro
 import { fsPath, type NamedEntry } from '@agent-sandbox/shared/byte-names';
 import { boundedList } from '@agent-sandbox/shared/bounded-list';
 import type { HostRunChange, HostRunReport } from '@agent-sandbox/shared/schemas/mount-plan';
-import { clip } from './store-refs.js';
+import { clip } from '../store/store-refs.js';
 
 export interface HostRunFile {
   /** Relative to the workspace. */

@@ -6,8 +6,8 @@
 import t from 'tap';
 import { mkdir } from 'node:fs/promises';
 import { runBin, tempDir } from '@agent-sandbox/testkit';
-import { commandWord, findWritableConfig, parseConfigList, planMounts } from '../dist/index.js';
-import { git, worktreeSession } from './fixtures/git-tree.js';
+import { commandWord, findWritableConfig, parseConfigList, planMounts } from '../../dist/index.js';
+import { git, worktreeSession } from '../fixtures/git-tree.js';
 
 interface Row {
   claim: string;

@@ -9,8 +9,8 @@ import { lstat, mkdir, readdir, readFile, readlink, rm, stat, symlink, writeFile
 import { execa } from 'execa';
 import { tempDir } from '@agent-sandbox/testkit';
 import type { Teardown } from '@agent-sandbox/testkit';
-import { finishGitStore, planMounts, prepareGitStore } from '../dist/index.js';
-import { git, worktreeSession } from './fixtures/git-tree.js';
+import { finishGitStore, planMounts, prepareGitStore } from '../../dist/index.js';
+import { git, worktreeSession } from '../fixtures/git-tree.js';
 
 const exists = (p: string) => lstat(p).then(() => true, () => false);
 

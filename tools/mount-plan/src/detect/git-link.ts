@@ -7,7 +7,7 @@
  * We are strict on purpose: we accept exactly `gitdir: <path>` with at most one
  * trailing "\n", and refuse (87) every byte sequence git might read differently
  * from us. Stricter is safe: a refused session never starts; a misread one mounts
- * the wrong directory. test/gitfile-differential.test.ts checks this against git.
+ * the wrong directory. test/detect/gitfile-differential.unit.test.ts checks this against git.
  */
 import { open } from 'node:fs/promises';
 import { ToolError, type CodeOf } from '@agent-sandbox/shared';

@@ -12,8 +12,8 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { execa } from 'execa';
 import { tempDir } from '@agent-sandbox/testkit';
 import type { Teardown } from '@agent-sandbox/testkit';
-import { finishGitStore, maxImportRetries, planMounts, prepareGitStore } from '../dist/index.js';
-import { git, worktreeSession } from './fixtures/git-tree.js';
+import { finishGitStore, maxImportRetries, planMounts, prepareGitStore } from '../../dist/index.js';
+import { git, worktreeSession } from '../fixtures/git-tree.js';
 
 const branch = 'session-s1';
 const side = 'refs/agent-sandbox/returned/s1';

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { tempDir } from '@agent-sandbox/testkit';
-import { diffNestedGit, readStoreRefs, scanNestedGit } from '../dist/index.js';
+import { diffNestedGit, readStoreRefs, scanNestedGit } from '../../dist/index.js';
 
 const join = (...parts: Array<string | Buffer>) => Buffer.concat(parts.map((p, i) => Buffer.concat([i > 0 ? Buffer.from('/') : Buffer.alloc(0), Buffer.from(p)])));
 const oid = 'a'.repeat(40);
