@@ -27,7 +27,7 @@ done
 if [ "$(id -u)" = 0 ]; then owner_dir=/run/agent-sandbox/owners; else owner_dir=${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/agent-sandbox/owners; fi
 owners=$(find "$owner_dir" -mindepth 1 -maxdepth 1 2>/dev/null)
 [ -z "$owners" ] || report "session owner records left: $(echo "$owners" | tr '\n' ' ')"
-# A session's sentinel (tools/agent-sandbox/src/sentinel.ts) outlives nothing but its launcher.
+# A session's sentinel (tools/agent-sandbox/src/recovery/sentinel.ts) outlives nothing but its launcher.
 # shellcheck disable=SC2016 # the pattern is the literal script, $line included
 sentinels=$(pgrep -f 'IFS= read -r line; \[ "\$line" = released \]' 2>/dev/null || true)
 [ -z "$sentinels" ] || report "session sentinels still waiting (pids): $(echo "$sentinels" | tr '\n' ' ')"
