@@ -62,7 +62,11 @@ as_log "assembling the payload disk (checkout, node, image stores of ${images[*]
 step=$SECONDS
 bash "$here/payload.sh" "$work/payload" "$exec_file"
 cp -r "$work/payload/suite" "$work/suite"
-size_mb=$(($(du -sm "$work/payload" | cut -f1) * 5 / 4 + 512))
+# Room for what the guest writes there besides the results: both users' containers run from
+# these stores, and uid 1000's first session of an image makes an ID-mapped copy of its layers
+# (rootless --userns=keep-id on overlay: a chown'd copy, about the image's size, 963 MB for the
+# agents image). The file is sparse: the room costs the host nothing until used.
+size_mb=$(($(du -sm "$work/payload" | cut -f1) * 5 / 4 + 512 + 2048))
 truncate -s "${size_mb}M" "$work/payload.img"
 mkfs.ext4 -q -L asvm-payload -d "$work/payload" "$work/payload.img"
 rm -rf "$work/payload"
