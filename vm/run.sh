@@ -63,9 +63,9 @@ step=$SECONDS
 bash "$here/payload.sh" "$work/payload" "$exec_file"
 cp -r "$work/payload/suite" "$work/suite"
 # Room for what the guest writes there besides the results: both users' containers run from
-# these stores, and uid 1000's first session of an image makes an ID-mapped copy of its layers
-# (rootless --userns=keep-id on overlay: a chown'd copy, about the image's size, 963 MB for the
-# agents image). The file is sparse: the room costs the host nothing until used.
+# these stores. uid 1000's keep-id copies of the images are made on the host (user-store.sh);
+# were the guest ever to make its own (another mapping), the agents image's alone is 963 MB,
+# and a full disk fails root's sessions too. The file is sparse: room costs the host nothing.
 size_mb=$(($(du -sm "$work/payload" | cut -f1) * 5 / 4 + 512 + 2048))
 truncate -s "${size_mb}M" "$work/payload.img"
 mkfs.ext4 -q -L asvm-payload -d "$work/payload" "$work/payload.img"
