@@ -7,3 +7,5 @@ export * from './fake-internet.js';
 export * from './requirements.js';
 export * from './private-hosts.js';
 export * from './cgroup-parent.js';
+export * from './api-route.js';
+export * from './api-route-host.js';
