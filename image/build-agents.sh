@@ -19,16 +19,21 @@ BASE=${AGENT_SANDBOX_IMAGE:-localhost/agent-sandbox:latest}
 agents=$here/agents
 
 # npm only when there is something to build: an up-to-date image (the VM tier's guest carries
-# one in, and has no npm) is checked with podman alone.
+# one in, and has no npm) is checked with podman alone, and by any user in their own store (the
+# guest's uid 1000 checks the copy in its rootless store); building needs root.
 as_need podman mktemp
-as_need_root
-podman image exists "$BASE" || as_die "$BASE is missing: run image/build-all.sh first"
+# Absent is exit 1 and silence; podman failing (as a user whose store it cannot open) says why.
+if ! why=$(podman image exists "$BASE" 2>&1); then
+  [ -z "$why" ] || as_die "podman could not tell whether $BASE is here: $why"
+  as_die "$BASE is missing: run image/build-all.sh first"
+fi
 
 inputs=$(as_hash "$agents/package-lock.json" "$here/Containerfile.agents" -- "$(as_image_id "$BASE")")
 if [ "$(as_image_label "$IMAGE")" = "$inputs" ]; then
   as_cached "$IMAGE is up to date (cached)"
   exit 0
 fi
+as_need_root
 as_need npm
 as_lock agents-image
 

@@ -6,14 +6,16 @@
 #   checkout-root/       the built checkout (dist/, node_modules), owned by root
 #   checkout-user/       the same, owned by uid 1000 (tap writes .tap/ into the tree it runs from)
 #   storage/root/        root's podman storage with the images, made here with the host's podman
-#   storage/user/        uid 1000's podman storage, made the way rootless podman makes it
+#   storage/user/        uid 1000's podman storage with the same images, made the way rootless
+#                        podman makes it
 #   out/                 where the guest writes its results (out/user is uid 1000's)
 # Loading the images in the guest costs minutes under TCG (measured: 111-204 s for 263 MB);
 # the same podman version (4.3.1 on both) makes each store natively in seconds.
 #
 # usage: payload.sh DIR [EXEC_FILE]   env: AGENT_SANDBOX_VM_IMAGES (space-separated, both
-# stores), AGENT_SANDBOX_VM_ROOT_IMAGES (root's store only: the agents image, 963 MB, which
-# only root's real-agent session uses), AGENT_SANDBOX_VM_SUITE (another list in suite.txt's form)
+# stores), AGENT_SANDBOX_VM_AGENT_IMAGES (the same, kept apart so a run without real agents can
+# leave them out: the agents image, 963 MB, for the real-agent sessions of both users),
+# AGENT_SANDBOX_VM_SUITE (another list in suite.txt's form)
 # shellcheck source-path=SCRIPTDIR/..
 set -euo pipefail
 
@@ -26,7 +28,7 @@ repo=$(cd -- "$here/.." && pwd)
 pay=${1:?usage: payload.sh DIR [EXEC_FILE]}
 exec_file=${2:-}
 read -r -a images <<<"${AGENT_SANDBOX_VM_IMAGES:-localhost/agent-sandbox:latest localhost/agent-sandbox-busybox:latest}"
-read -r -a root_images <<<"${AGENT_SANDBOX_VM_ROOT_IMAGES-localhost/agent-sandbox-agents:latest}"
+read -r -a agent_images <<<"${AGENT_SANDBOX_VM_AGENT_IMAGES-localhost/agent-sandbox-agents:latest}"
 
 mkdir -p "$pay/bin" "$pay/guest" "$pay/suite" "$pay/out/user" "$pay/storage"
 node "$here/suite.mjs" lists "${AGENT_SANDBOX_VM_SUITE:-$here/suite.txt}" "$repo" "$pay/suite"
@@ -48,8 +50,9 @@ scratch=$(mktemp -d "${TMPDIR:-/var/tmp}/agent-sandbox-vm-store.XXXXXX")
 trap 'rm -rf --one-file-system -- "$scratch"' EXIT
 # uid 1000's podman (user-store.sh) must reach its store and the archive through these.
 chmod 0711 "$pay" "$pay/storage" "$scratch"
-podman save --quiet --multi-image-archive --format docker-archive -o "$scratch/images.tar" "${images[@]}" ||
-  as_die "podman save of ${images[*]} failed: build them first (bash image/build-all.sh)"
+# One archive for both stores: layers the images share are saved, and stored, once.
+podman save --quiet --multi-image-archive --format docker-archive -o "$scratch/images.tar" "${images[@]}" "${agent_images[@]}" ||
+  as_die "podman save of ${images[*]} ${agent_images[*]} failed: build them first (bash image/build-all.sh, bash image/build-agents.sh)"
 chmod 0644 "$scratch/images.tar"
 
 # store_clean DIR : drop what ties a store to the podman that made it: libpod's database
@@ -61,14 +64,6 @@ store_clean() {
 
 podman --root "$pay/storage/root" --runroot "$scratch/run-root" --tmpdir "$scratch/tmp-root" \
   load --quiet --input "$scratch/images.tar" >/dev/null || as_die "podman load into root's store failed"
-if [ "${#root_images[@]}" -gt 0 ]; then
-  # Layers it shares with the images above are stored once.
-  podman save --quiet --multi-image-archive --format docker-archive -o "$scratch/root-images.tar" "${root_images[@]}" ||
-    as_die "podman save of ${root_images[*]} failed: build them first (bash image/build-agents.sh)"
-  podman --root "$pay/storage/root" --runroot "$scratch/run-root" --tmpdir "$scratch/tmp-root" \
-    load --quiet --input "$scratch/root-images.tar" >/dev/null || as_die "podman load of ${root_images[*]} into root's store failed"
-  rm -f "$scratch/root-images.tar"
-fi
 store_clean "$pay/storage/root"
 
 bash "$here/user-store.sh" "$scratch/images.tar" "$pay/storage/user"

@@ -9,8 +9,9 @@
 #
 # See vm/README.md for timings, the cache, and how to debug with the serial log.
 # Env: AGENT_SANDBOX_VM_TIMEOUT (seconds qemu may run, default 2700), AGENT_SANDBOX_VM_CACHE,
-# AGENT_SANDBOX_VM_LOGS (where the last run's logs stay), AGENT_SANDBOX_VM_IMAGES (the podman
-# images carried in, space-separated), AGENT_SANDBOX_VM_MEMORY (MiB, default 4096).
+# AGENT_SANDBOX_VM_LOGS (where the last run's logs stay), AGENT_SANDBOX_VM_IMAGES and
+# AGENT_SANDBOX_VM_AGENT_IMAGES (the podman images carried in, space-separated: see payload.sh),
+# AGENT_SANDBOX_VM_MEMORY (MiB, default 4096).
 # shellcheck source-path=SCRIPTDIR/..
 set -euo pipefail
 
@@ -57,11 +58,15 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # --- the payload disk: this run's checkout, node, image stores, lists; the guest writes out/ --
-as_log "assembling the payload disk (checkout, node, image stores of ${images[*]}; root also ${AGENT_SANDBOX_VM_ROOT_IMAGES-localhost/agent-sandbox-agents:latest})"
+as_log "assembling the payload disk (checkout, node, image stores of ${images[*]} ${AGENT_SANDBOX_VM_AGENT_IMAGES-localhost/agent-sandbox-agents:latest})"
 step=$SECONDS
 bash "$here/payload.sh" "$work/payload" "$exec_file"
 cp -r "$work/payload/suite" "$work/suite"
-size_mb=$(($(du -sm "$work/payload" | cut -f1) * 5 / 4 + 512))
+# Room for what the guest writes there besides the results: both users' containers run from
+# these stores. uid 1000's keep-id copies of the images are made on the host (user-store.sh);
+# were the guest ever to make its own (another mapping), the agents image's alone is 963 MB,
+# and a full disk fails root's sessions too. The file is sparse: room costs the host nothing.
+size_mb=$(($(du -sm "$work/payload" | cut -f1) * 5 / 4 + 512 + 2048))
 truncate -s "${size_mb}M" "$work/payload.img"
 mkfs.ext4 -q -L asvm-payload -d "$work/payload" "$work/payload.img"
 rm -rf "$work/payload"

@@ -21,7 +21,7 @@ const kinds = [
   { kind: 'exit 0', share: 20, expect: 'exited', exit: 0, flags: [], script: (id) => `echo soak > ${ws(id)}/out; sleep 2` },
   { kind: 'exit 3', share: 8, expect: 'exited', exit: 3, flags: [], script: () => 'sleep 2; exit 3' },
   { kind: 'memory bomb', share: 10, expect: 'oom-killed', flags: ['--memory', '64m'], script: () => 'x=y; while :; do x=$x$x; done' },
-  { kind: 'fork bomb', share: 10, expect: 'pids-limit', flags: ['--pids', '24'], script: () => 'f() { f | f & }; f; sleep 3' },
+  { kind: 'fork bomb', share: 10, expect: 'pids-limit', flags: ['--pids', '24'], script: () => 'f() { f | f & }; f; exec sleep 3' },
   { kind: 'timeout', share: 10, expect: 'timeout', flags: ['--timeout', '8s'], script: () => 'sleep 600' },
   { kind: 'disk', share: 6, expect: 'disk-limit', flags: ['--disk', '64m'], script: (id) => `dd if=/dev/zero of=${ws(id)}/big bs=1M count=160 status=none; sleep 600` },
 ];

@@ -1,5 +1,9 @@
 // The real Codex CLI and the real Claude Code, each through `agent-sandbox run` in the agents
-// image, against the scripted model server on the session's own loopback: the agent reads the
+// image, against the scripted model server: as root on the session's own loopback (a network
+// namespace the container joins); as any other user, where that namespace is not theirs to
+// make or join, by the real API name through the session's broker and the API route root opened
+// for that user (lib/testkit api-route.ts: the VM tier's guest opens one for uid 1000), and
+// then the ledger's egress line names the API host as the only one reached. The agent reads the
 // failing project, edits it, runs the project's tests with node inside the container and
 // commits. Shown from the host: the edit is in the worktree, the commit in git log, the server
 // saw the staged canary as the bearer token, the host credential file is byte-identical with
@@ -16,16 +20,22 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { validateDocument } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
-import { sightingsOf } from '@agent-sandbox/testkit';
 import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
-import { agentArgs, agentsImage, credentialPath, demoSteps, ensureAgentsImage, hostGit, measuredLimitFlags, realSession, type RealRuntime, type RealSession } from './fixtures/real-agent-session.js';
+import { apiRouteFile, findApiRoute, sightingsOf } from '@agent-sandbox/testkit';
+import { agentArgs, agentsImage, credentialPath, demoSteps, ensureAgentsImage, hostGit, measuredLimitFlags, realSession, type Reach, type RealRuntime, type RealSession } from './fixtures/real-agent-session.js';
 
 t.before(ensureAgentsImage);
 
-const rows: { runtime: RealRuntime; version: RegExp; api: string }[] = [
-  { runtime: 'codex', version: /^codex-cli 0\.171\.0/, api: 'responses' },
-  { runtime: 'claude', version: /^2\.1\.197 \(Claude Code\)/, api: 'messages' },
+const rows: { runtime: RealRuntime; version: RegExp; api: string; host: string }[] = [
+  { runtime: 'codex', version: /^codex-cli 0\.171\.0/, api: 'responses', host: 'api.openai.com' },
+  { runtime: 'claude', version: /^2\.1\.197 \(Claude Code\)/, api: 'messages', host: 'api.anthropic.com' },
 ];
+
+// Root makes the model server's namespace; anyone else needs the route root opened for them.
+const reach: Reach = process.getuid?.() === 0 ? 'namespace' : 'route';
+const noWay = reach === 'route' && !findApiRoute()
+  ? `no way to the model server: not root (its network namespace is root's) and no API route root opened for uid ${process.getuid?.()} (${apiRouteFile})`
+  : false;
 /** `podman container inspect` of the session's container, read while it runs ('' if it never showed). */
 async function inspectWhileRunning(name: string, running: Promise<unknown>): Promise<string> {
   let ended = false;
@@ -74,16 +84,21 @@ async function checkWhatTheServerGot(t: Test, s: RealSession, api: string, other
   t.same(sightingsOf(all, otherCanary), { raw: [], asCredential: [] }, `the host's ${other} credential reached the server nowhere`);
 }
 
-// The VM tier's guest runs one real CLI (AGENT_SANDBOX_REAL_RUNTIMES=codex): under CPU emulation
-// each real session costs minutes. Unset, every row runs.
-const chosen = process.env['AGENT_SANDBOX_REAL_RUNTIMES']?.split(',').filter(Boolean);
-const chosenRows = rows.filter((r) => !chosen || chosen.includes(r.runtime));
+/** reach 'route': the session's only way out was its broker, to the API host at the route's addresses. */
+function checkTheRoute(t: Test, s: RealSession, line: any, host: string): void {
+  t.match(line.egress, { mode: 'broker' }, 'the session went out through its broker');
+  const summary = line.egress.summary;
+  t.same(summary.reached.map((r: { host: string; port: number }) => `${r.host}:${r.port}`), [`${host}:443`], `${host}:443 is the only host reached`);
+  t.same(summary.refused, [], 'nothing was refused: the CLI tried no other host');
+  const attempts = readFileSync(line.egress.log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  t.ok(attempts.length > 0 && attempts.every((a) => a.decision === 'allowed' && a.host === host && [s.route!.v4, s.route!.v6].includes(a.address)), `every attempt was dialed at the route's ${s.route!.v4} or ${s.route!.v6}, as the system resolver gave ${host}`);
+}
+
 let ran = 0;
 
 for (const row of rows) {
-  const skip = chosenRows.includes(row) ? false : `AGENT_SANDBOX_REAL_RUNTIMES=${chosen?.join(',')} leaves ${row.runtime} out`;
-  t.test(`${row.runtime}: the real CLI edits, tests and commits in the contained workspace, presenting the staged credential`, { skip }, async (t) => {
-    const s = await realSession(t, { runtime: row.runtime, label: row.runtime });
+  t.test(`${row.runtime}: the real CLI edits, tests and commits in the contained workspace, presenting the staged credential`, { skip: noWay }, async (t) => {
+    const s = await realSession(t, { runtime: row.runtime, label: row.runtime, reach });
     const { other, otherCanary } = await otherCredential(s.hostHome, row.runtime);
 
     // The binary is real: it answers --version inside the same image, through the launcher.
@@ -127,8 +142,9 @@ for (const row of rows) {
       outcome: 'ran',
       reason: 'exited',
       exitCode: 0,
-      evidence: { network: s.server.network },
+      evidence: { network: s.server.network ?? 'none' },
     });
+    if (s.route) checkTheRoute(t, s, line, row.host);
     t.ok(line.peak.memoryBytes > 10 * 1024 * 1024, `peak memory measured: ${line.peak.memoryBytes} B`);
     t.ok(line.peak.pids >= 3, `peak pids measured: ${line.peak.pids}`);
     t.ok(line.peak.cpuSeconds > 0, `CPU seconds measured: ${line.peak.cpuSeconds}`);
@@ -152,6 +168,6 @@ for (const row of rows) {
   });
 }
 
-t.test('every runtime row ran', async (t) => {
-  t.equal(ran, chosenRows.length, `${ran} of ${chosenRows.length} real-agent rows completed`);
+t.test('every runtime row ran', { skip: noWay }, async (t) => {
+  t.equal(ran, rows.length, `${ran} of ${rows.length} real-agent rows completed`);
 });

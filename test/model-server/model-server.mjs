@@ -3,11 +3,14 @@
 // OpenAI Responses API (Codex CLI) and the Anthropic Messages API (Claude Code)
 // to drive a real agent CLI through a fixed list of steps.
 //
-// Usage: model-server.mjs --script STEPS.json --port N [--host ADDR]... [--token-sha256 HEX]
-//          [--record FILE] [--tls-cert PEM --tls-key PEM]
+// Usage: model-server.mjs --script STEPS.json (--port N [--host ADDR]... | --socket PATH)
+//          [--token-sha256 HEX] [--record FILE] [--tls-cert PEM --tls-key PEM]
 // --host may be given more than once (one listener per address; default 127.0.0.1). With
 // --tls-cert and --tls-key it speaks HTTPS: how it stands in for api.openai.com and
 // api.anthropic.com inside the fake internet, under a certificate of the test CA.
+// --socket listens on a unix socket instead: the VM tier's API route (lib/testkit api-route)
+// relays the API addresses' connections there, so uid 1000 serves them with no namespace of
+// its own (the socket's directory is that user's alone).
 //
 // STEPS.json: [{"exec":"shell command"} | {"write":{"path","content"}} | {"say":"final text"}]
 // The step answered is chosen by how many tool results the conversation already
@@ -30,7 +33,9 @@ function arg(name, fallback) {
 const steps = JSON.parse(readFileSync(arg('script'), 'utf8'));
 const port = Number(arg('port', '8080'));
 const hosts = process.argv.flatMap((a, i) => (a === '--host' ? [process.argv[i + 1]] : []));
-if (hosts.length === 0) hosts.push('127.0.0.1');
+const socketPath = arg('socket', '');
+if (socketPath && hosts.length > 0) throw new Error('--socket and --host exclude each other');
+if (hosts.length === 0 && !socketPath) hosts.push('127.0.0.1');
 const tlsCert = arg('tls-cert', '');
 const tlsKey = arg('tls-key', '');
 if (Boolean(tlsCert) !== Boolean(tlsKey)) throw new Error('--tls-cert and --tls-key go together');
@@ -208,13 +213,16 @@ function handle(req, res) {
 }
 
 const tls = tlsCert ? { cert: readFileSync(tlsCert, 'utf8'), key: readFileSync(tlsKey, 'utf8') } : undefined;
-const servers = hosts.map((host) => (tls ? createTlsServer(tls, handle) : createServer(handle)));
+// One listener per address, or one on the socket.
+const places = socketPath ? [{ path: socketPath }] : hosts.map((host) => ({ host, port }));
+const servers = places.map(() => (tls ? createTlsServer(tls, handle) : createServer(handle)));
 let listening = 0;
 servers.forEach((server, i) =>
-  server.listen(port, hosts[i], () => {
+  server.listen(places[i], () => {
     listening += 1;
     // One line once every listener is up: the callers wait for it.
-    if (listening === servers.length) process.stderr.write(`model-server: listening on ${hosts.join(', ')} port ${port}${tls ? ' (TLS)' : ''}\n`);
+    const where = socketPath ? `socket ${socketPath}` : `${hosts.join(', ')} port ${port}`;
+    if (listening === servers.length) process.stderr.write(`model-server: listening on ${where}${tls ? ' (TLS)' : ''}\n`);
   }),
 );
 const closeAll = () => Promise.all(servers.map((s) => new Promise((done) => s.close(done))));

@@ -6,6 +6,7 @@
 #   root.tap, user.tap     the tap runner's TAP output of the listed files, as root and as dev
 #   *.status, *.stderr     the runners' exit statuses and their stderr
 #   leak-*.log, .status    scripts/leak-check.sh after the suite, as root and as dev
+#   api-route.log          the API route's relay connections and name queries (uid 1000's real agents)
 #   exec.log, exec.status  a developer's `vm/run.sh --exec FILE` instead of the suite
 #   journal.txt            the whole boot's journal, for debugging
 # Lines starting with "asvm:" go to the serial console: the host prints them as progress.
@@ -89,12 +90,47 @@ if [ -f "$P/guest/exec.sh" ]; then
   exit 0
 fi
 
+# The API route for uid 1000 (lib/testkit/src/api-route-host.ts): a rootless session reaches
+# its API only through its broker, by name, at an address one hop away, and the namespace that
+# puts one there is root's to make. Root opens it once: the API addresses in a namespace of
+# their own, a relay from them to a socket in a directory only dev can write (where dev's test
+# runs its model server), and a name server for api.openai.com and api.anthropic.com, which
+# resolv.conf names (an /etc/hosts entry would be copied into every container by podman).
+# Closed before the leak checks, which count network namespaces.
+api_route_pid=
+api_route_up() {
+  local state=/run/agent-sandbox-api-route
+  node "$P/checkout-root/lib/testkit/dist/api-route-cli.js" "$state" 1000 >"$out/api-route.log" 2>&1 &
+  api_route_pid=$!
+  for _ in $(seq 1 120); do
+    [ -s "$state/route.json" ] && break
+    kill -0 "$api_route_pid" 2>/dev/null || break
+    sleep 1
+  done
+  if [ ! -s "$state/route.json" ]; then
+    say "the API route did not open: $(tail -n 3 "$out/api-route.log" | tr '\n' ' ')"
+    return
+  fi
+  rm -f /etc/resolv.conf
+  printf 'nameserver 127.0.0.1\n' >/etc/resolv.conf
+  say "API route open for uid 1000: $(tr -d ' \n' <"$state/route.json")"
+}
+api_route_down() {
+  [ -n "$api_route_pid" ] || return 0
+  kill -TERM "$api_route_pid" 2>/dev/null
+  wait "$api_route_pid" 2>/dev/null
+  say "API route closed"
+}
+[ ! -s "$P/suite/user.list" ] || api_route_up
+
 # Root's list and uid 1000's at the same time: each runner waits on its processes most of the
 # time; two streams keep the guest's two CPUs busy, one leaves one idle.
-# One real CLI (Codex: a native binary) in root's real-agent session: each costs minutes here.
-[ ! -s "$P/suite/root.list" ] || (cd "$P/checkout-root" && AGENT_SANDBOX_REAL_RUNTIMES=codex run_suite root) &
-[ ! -s "$P/suite/user.list" ] || run_suite user as_dev &
-wait
+# (Waited for by pid: the API route runs in the background until it is closed.)
+suites=()
+if [ -s "$P/suite/root.list" ]; then (cd "$P/checkout-root" && run_suite root) & suites+=($!); fi
+if [ -s "$P/suite/user.list" ]; then run_suite user as_dev & suites+=($!); fi
+[ "${#suites[@]}" -eq 0 ] || wait "${suites[@]}"
+api_route_down
 
 # Nothing left behind, by each user's own view: containers, slices, owner records, sentinels.
 leak_check() {

@@ -8,3 +8,5 @@ export * from './requirements.js';
 export * from './private-hosts.js';
 export * from './cgroup-parent.js';
 export * from './session-fixture.js';
+export * from './api-route.js';
+export * from './api-route-host.js';

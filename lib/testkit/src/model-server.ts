@@ -1,14 +1,18 @@
 /**
- * A scripted model server (test/model-server/model-server.mjs), in one of two places:
+ * A scripted model server (test/model-server/model-server.mjs), in one of three places:
  * - startModelServer: a network namespace of its own, plain HTTP on 127.0.0.1; the contained
  *   agent joins that namespace (`--network ns:/run/netns/<name>`) and reaches nothing else.
  * - startApiModelServer: inside the fake internet, speaking TLS on 443 under a certificate of
  *   the test CA for the real API names (api.openai.com, api.anthropic.com): the agent reaches
  *   it through the session's broker, by those names, as it would reach the real APIs.
+ * - startSocketModelServer: TLS on a unix socket, in no namespace: the API route's relay
+ *   (api-route.ts) pipes the API addresses' connections there. Needs no root.
  */
 import { execa, type ResultPromise } from 'execa';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readFile, unlink, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import type { ExtraHost, FakeInternet } from './fake-internet.js';
 import { repoRoot } from './run-bin.js';
@@ -93,13 +97,14 @@ export interface ModelServerOptions {
   tls?: { certFile: string; keyFile: string };
 }
 
-interface Spawned {
+/** A started model server: what it received, and how to stop it. */
+export interface RunningModelServer {
   requests(): Promise<ModelRequest[]>;
   stop(): Promise<void>;
 }
 
-/** Starts model-server.mjs in `netns` with `extra` arguments; resolves once it listens. */
-async function spawnServer(t: Teardown | undefined, netns: string, options: ModelServerOptions, extra: string[], onStop: () => Promise<void>): Promise<Spawned> {
+/** Starts model-server.mjs (in `netns`, or where the caller is) with `extra` arguments; resolves once it listens. */
+async function spawnServer(t: Teardown | undefined, netns: string | null, options: ModelServerOptions, extra: string[], onStop: () => Promise<void>): Promise<RunningModelServer> {
   const script = path.join(options.dir, 'model-steps.json');
   const record = path.join(options.dir, 'model-requests.jsonl');
   await writeFile(script, JSON.stringify(options.steps));
@@ -114,10 +119,11 @@ async function spawnServer(t: Teardown | undefined, netns: string, options: Mode
   t?.teardown(stop);
   try {
     const sha = options.expectedTokenSha256 ?? createHash('sha256').update(options.expectedToken).digest('hex');
-    const args = ['netns', 'exec', netns, process.execPath, path.join(repoRoot, 'test/model-server/model-server.mjs'),
+    const args = [process.execPath, path.join(repoRoot, 'test/model-server/model-server.mjs'),
       '--script', script, '--record', record, '--token-sha256', sha, ...extra];
     if (options.refreshAccessToken) args.push('--refresh-access-token', options.refreshAccessToken);
-    child = execa('ip', args, { stdio: ['ignore', 'ignore', 'pipe'], reject: false });
+    const [file, ...argv] = netns === null ? args : ['ip', 'netns', 'exec', netns, ...args];
+    child = execa(file!, argv, { stdio: ['ignore', 'ignore', 'pipe'], reject: false });
     let stderr = '';
     await new Promise<void>((resolve, reject) => {
       // A node start takes well under a second here, several under the VM tier's CPU emulation.
@@ -161,7 +167,7 @@ export async function startModelServer(t: Teardown | undefined, options: ModelSe
   return { netns, network: `ns:/run/netns/${netns}`, port, url: `http://127.0.0.1:${port}`, ...server };
 }
 
-export interface ApiModelServer extends Spawned {
+export interface ApiModelServer extends RunningModelServer {
   /** The fake internet's host it listens on (v4 and v6, port 443), with its names. */
   host: ExtraHost;
   /** name -> https URL the agent is given (the real API's). */
@@ -173,4 +179,25 @@ export async function startApiModelServer(t: Teardown, fi: FakeInternet, host: E
   const extra = ['--port', '443', '--host', host.v4, '--host', host.v6, '--tls-cert', host.tls.certFile, '--tls-key', host.tls.keyFile];
   const server = await spawnServer(t, fi.netns, options, extra, async () => undefined);
   return { ...server, host, urls: Object.fromEntries(host.names.map((n) => [n, `https://${n}`])) };
+}
+
+/**
+ * The model server on a unix socket, TLS with `tls` (a certificate for the API names): what the
+ * API route's relay reaches. A socket file left by a server that is gone is removed first; one
+ * a live server holds is an error (one route, one session at a time).
+ */
+export async function startSocketModelServer(t: Teardown, socket: string, options: ModelServerOptions & { tls: { certFile: string; keyFile: string } }): Promise<RunningModelServer> {
+  if (existsSync(socket)) {
+    const live = await new Promise<boolean>((resolve) => {
+      const probe = net.connect(socket, () => {
+        probe.destroy();
+        resolve(true);
+      });
+      probe.once('error', () => resolve(false));
+    });
+    if (live) throw new Error(`startSocketModelServer: a server already listens on ${socket}`);
+    await unlink(socket);
+  }
+  const extra = ['--socket', socket, '--tls-cert', options.tls.certFile, '--tls-key', options.tls.keyFile];
+  return spawnServer(t, null, options, extra, () => unlink(socket).catch(() => undefined));
 }

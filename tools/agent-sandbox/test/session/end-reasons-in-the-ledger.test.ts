@@ -66,7 +66,9 @@ const rows: Row[] = [
     claim: 'a fork bomb under --pids is pids-limit in the ledger, and its peak is at the limit',
     label: 'forkbomb',
     flags: ['--pids', '32'],
-    script: 'f() { f | f & }; f; sleep 2',
+    // exec, not a child: once the bomb holds every pid, the shell cannot fork a `sleep` (dash then
+    // says "Cannot fork" and exits 2), but it can become one.
+    script: 'f() { f | f & }; f; exec sleep 2',
     exitCode: 0,
     reason: 'pids-limit',
     check: (t, line) => {
