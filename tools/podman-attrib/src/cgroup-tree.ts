@@ -9,7 +9,6 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { ToolError, cgroupMode, type CgroupMode } from '@agent-sandbox/shared';
 import { podmanEnv, systemPath } from '@agent-sandbox/shared/podman';
 
@@ -162,32 +161,6 @@ export function populated(dir: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** Whether any task runs in the parent or below (v1: the pids controller's hierarchical count; v2: cgroup.events). */
-export function parentHasTasks(layout: CgroupLayout): boolean {
-  if (layout.mode === 'v2') return populated(layout.dirs.pids);
-  try {
-    return Number(readFileSync(path.join(layout.dirs.pids, 'pids.current'), 'utf8').trim()) > 0;
-  } catch {
-    return false; // no parent (any more): nothing runs in it
-  }
-}
-
-/**
- * Waits, without blocking the event loop, until nothing runs in the parent any more, for at most
- * `timeoutMs`; true when it emptied. After `podman run` returned, conmon and the clean-up podman
- * it starts are still in the parent: milliseconds on an idle host, more than removeParent's
- * 3 s under a load of 40 (the 64-session soak left 4 parents so). Waiting here first keeps the
- * synchronous removal from giving up on them.
- */
-export async function untilParentEmpty(layout: CgroupLayout, timeoutMs = 20_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (parentHasTasks(layout)) {
-    if (Date.now() >= deadline) return false;
-    await delay(100);
-  }
-  return true;
 }
 
 /** systemctl, from the system's directories only (as podman is). */

@@ -6,7 +6,8 @@ export { decide, signalOfStatus, podmanErrorLine, podmanStartStatuses, type Verd
 export { findKernelEvents, parseKmsgRecord, readKmsg, kmsgMark } from './kernel-log.js';
 export { readContainerEvents, eventLogPath, eventLogMark } from './event-log.js';
 export { readCounters, peakFromCounters, parseKeyed } from './counters.js';
-export { checkSessionId, parentPath, cgroupLayout, createParent, removeParent, removeTree, untilParentEmpty } from './cgroup-tree.js';
+export { checkSessionId, parentPath, cgroupLayout, createParent, removeParent, removeTree } from './cgroup-tree.js';
+export { untilParentEmpty } from './parent-empty.js';
 export { killContainerNow } from './kill-container.js';
 export { ownerDir, recordOwner, sweepStaleParents, type SweepOptions } from './stale-parents.js';
 export { tool } from './cli.js';

@@ -10,7 +10,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { cgroupManager } from '@agent-sandbox/shared';
-import { cgroupLayout, parentPath, removeParent, untilParentEmpty } from '../dist/cgroup-tree.js';
+import { cgroupLayout, parentPath, removeParent } from '../dist/cgroup-tree.js';
+import { untilParentEmpty } from '../dist/parent-empty.js';
 import { prepareAttribution } from '../dist/prepare.js';
 import { ownerDir, sweepStaleParents } from '../dist/stale-parents.js';
 
