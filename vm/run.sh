@@ -8,7 +8,7 @@
 #   bash vm/run.sh --exec FILE  boot, run FILE as root in the guest instead, print its output
 #
 # See vm/README.md for timings, the cache, and how to debug with the serial log.
-# Env: AGENT_SANDBOX_VM_TIMEOUT (seconds qemu may run, default 2700), AGENT_SANDBOX_VM_CACHE,
+# Env: AGENT_SANDBOX_VM_TIMEOUT (seconds qemu may run, default 3300), AGENT_SANDBOX_VM_CACHE,
 # AGENT_SANDBOX_VM_LOGS (where the last run's logs stay), AGENT_SANDBOX_VM_IMAGES and
 # AGENT_SANDBOX_VM_AGENT_IMAGES (the podman images carried in, space-separated: see payload.sh),
 # AGENT_SANDBOX_VM_MEMORY (MiB, default 4096).
@@ -28,7 +28,7 @@ case ${1:-} in
   *) as_die "usage: bash vm/run.sh [--exec FILE]" ;;
 esac
 
-timeout_s=${AGENT_SANDBOX_VM_TIMEOUT:-2700}
+timeout_s=${AGENT_SANDBOX_VM_TIMEOUT:-3300}
 cache=${AGENT_SANDBOX_VM_CACHE:-/var/cache/agent-sandbox-vm}
 logs=${AGENT_SANDBOX_VM_LOGS:-$cache/last-run}
 read -r -a images <<<"${AGENT_SANDBOX_VM_IMAGES:-localhost/agent-sandbox:latest localhost/agent-sandbox-busybox:latest}"
