@@ -1,9 +1,9 @@
 import { runTool, type RunContext, type ToolSpec } from '@agent-sandbox/shared';
 import { EgressCheckInput, EgressProxyConfig } from '@agent-sandbox/shared/validators/egress-proxy';
 import { ToolError } from '@agent-sandbox/shared/tool-error';
-import { decideTarget, hostText, parsePolicy, parseTarget } from './allowlist.js';
-import { runtimeEgressTable } from './runtime-allowlists.js';
-import { resolverEnvironment, startSessionBroker } from './session-broker.js';
+import { decideTarget, hostText, parsePolicy, parseTarget } from './rules/allowlist.js';
+import { runtimeEgressTable } from './rules/runtime-allowlists.js';
+import { resolverEnvironment, startSessionBroker } from './broker/session-broker.js';
 
 /** Resolves when the process should stop: SIGTERM or SIGINT, or (exitWithParent) the parent is gone. */
 function stopSignal(exitWithParent: boolean): { wait: Promise<string>; dispose(): void } {

@@ -1,6 +1,6 @@
 import { runTool, type ToolSpec } from '@agent-sandbox/shared';
 import { PodmanAttribInput } from '@agent-sandbox/shared/validators/podman-attrib';
-import { attributeContainer } from './attribute-container.js';
+import { attributeContainer } from './attribute/attribute-container.js';
 
 export const tool: ToolSpec = {
   name: 'podman-attrib',

@@ -9,7 +9,7 @@ import { Closed, Type, type Static } from '../schema.js';
 /**
  * An allowlist or denylist entry: `host`, `host:port`, `*.domain[:port]` (strict subdomains),
  * an IPv4 literal, or `[IPv6]` with an optional port. The pattern is a first sieve; the
- * broker's parser (tools/egress-proxy/src/allowlist.ts) refuses the rest by name.
+ * broker's parser (tools/egress-proxy/src/rules/allowlist.ts) refuses the rest by name.
  */
 export const HostEntry = Type.String({
   minLength: 1,

@@ -8,7 +8,7 @@ import { resolverEnvironment } from '@agent-sandbox/shared/podman-pin';
 import type { EgressProxyConfig, EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
 import { openAttemptLog } from './attempt-log.js';
 import { startBroker, type Broker, type BrokerDeps } from './broker.js';
-import type { Resolver } from './decide.js';
+import type { Resolver } from '../rules/decide.js';
 
 /** The host's resolver (getaddrinfo: /etc/hosts, then DNS), every address in its order. */
 export const systemResolver: Resolver = async (name) => (await lookup(name, { all: true, verbatim: true })).map((a) => a.address);

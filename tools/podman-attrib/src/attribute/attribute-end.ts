@@ -5,19 +5,19 @@
  * process is started.
  */
 import type { Evidence, PodmanAttribOutput, Peak } from '@agent-sandbox/shared/schemas/podman-attrib';
-import { cgroupLayout, type CgroupLayout } from './cgroup-tree.js';
-import { peakFromCounters, readCounters, type Counters } from './counters.js';
-import { eventLogPath, readContainerEvents, type EventRead } from './event-log.js';
-import { findKernelEvents, kmsgPath, readKmsg, type KmsgRead } from './kernel-log.js';
+import { cgroupLayout, type CgroupLayout } from '../cgroup/cgroup-tree.js';
+import { peakFromCounters, readCounters, type Counters } from '../cgroup/counters.js';
+import { eventLogPath, readContainerEvents, type EventRead } from '../verdict/event-log.js';
+import { findKernelEvents, kmsgPath, readKmsg, type KmsgRead } from '../verdict/kernel-log.js';
 import type { Attribution } from './prepare.js';
-import { parentFromArg, sessionParent, type SessionParent } from './session-parent.js';
-import { decide } from './verdict.js';
+import { parentFromArg, sessionParent, type SessionParent } from '../cgroup/session-parent.js';
+import { decide } from '../verdict/verdict.js';
 import { readFileSync } from 'node:fs';
 
 export interface AttributeEndInput {
   sessionId: string;
   containerName: string;
-  /** As given to --cgroup-parent (default: this host's form of the session's parent, session-parent.ts). */
+  /** As given to --cgroup-parent (default: this host's form of the session's parent, cgroup/session-parent.ts). */
   cgroupParent?: string;
   /** The parent prepareAttribution made (where the kernel puts it, its slice). */
   parent?: SessionParent;

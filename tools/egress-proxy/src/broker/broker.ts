@@ -12,15 +12,15 @@ import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared/tool-error';
 import { validateDocument } from '@agent-sandbox/shared/json-input';
 import { EgressProxyConfig, type EgressAttempt, type EgressSummary } from '@agent-sandbox/shared/validators/egress-proxy';
-import { parsePolicy, type Policy } from './allowlist.js';
-import type { HostInterfaceAddress } from './address-policy.js';
+import { parsePolicy, type Policy } from '../rules/allowlist.js';
+import type { HostInterfaceAddress } from '../rules/address-policy.js';
 import { makeAdmission } from './admission.js';
 import { handleAttempt, type AttemptContext } from './attempt.js';
 import { brokerLine, countDrops, overflowAnswer } from './overflow.js';
 import { AttemptLog, defaultLogLimits, type AttemptWriter } from './attempt-log.js';
 import { defaultRateLimit } from './rate-limit.js';
 import { SummaryCounter } from './summary-counter.js';
-import type { Resolver } from './decide.js';
+import type { Resolver } from '../rules/decide.js';
 
 export interface BrokerDeps {
   /** Names -> addresses on the host. The tests pass a map; startSessionBroker the system's. */

@@ -6,8 +6,8 @@
  */
 import { constants } from 'node:os';
 import type { EndReason } from '@agent-sandbox/shared/schemas/podman-attrib';
-import type { Counters } from './counters.js';
-import { descendantPidsKey } from './event-watch.js';
+import type { Counters } from '../cgroup/counters.js';
+import { descendantPidsKey } from '../cgroup/event-watch.js';
 import type { KernelFindings } from './kernel-log.js';
 import type { PodmanEventLine } from './event-log.js';
 

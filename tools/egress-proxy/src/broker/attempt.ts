@@ -5,9 +5,9 @@
  */
 import net from 'node:net';
 import type { EgressAttempt, EgressDecision } from '@agent-sandbox/shared/schemas/egress-proxy';
-import { hostText, type Policy } from './allowlist.js';
-import { decide, type DecideDeps } from './decide.js';
-import { parseHead, type ParsedHead } from './request-head.js';
+import { hostText, type Policy } from '../rules/allowlist.js';
+import { decide, type DecideDeps } from '../rules/decide.js';
+import { parseHead, type ParsedHead } from '../rules/request-head.js';
 
 export interface AttemptContext {
   session: string;

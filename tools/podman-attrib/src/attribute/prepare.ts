@@ -7,19 +7,19 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { cgroupMode } from '@agent-sandbox/shared';
-import { cgroupLayout, cgroupRoot, createParent, removeSessionParent, type CgroupLayout } from './cgroup-tree.js';
-import { eventLogMark, eventLogPath } from './event-log.js';
-import { watchDescendantEvents, type EventWatch } from './event-watch.js';
-import { openKmsgCursor, type KmsgCursor } from './kmsg-cursor.js';
-import { sessionParent, type SessionParent } from './session-parent.js';
-import { recordOwner, sweepStaleParents } from './stale-parents.js';
+import { cgroupLayout, cgroupRoot, createParent, removeSessionParent, type CgroupLayout } from '../cgroup/cgroup-tree.js';
+import { eventLogMark, eventLogPath } from '../verdict/event-log.js';
+import { watchDescendantEvents, type EventWatch } from '../cgroup/event-watch.js';
+import { openKmsgCursor, type KmsgCursor } from '../verdict/kmsg-cursor.js';
+import { sessionParent, type SessionParent } from '../cgroup/session-parent.js';
+import { recordOwner, sweepStaleParents } from '../cgroup/stale-parents.js';
 
 export interface Attribution {
   sessionId: string;
   /**
    * For `podman run --cgroup-parent=`, in the form this host's cgroup manager takes: a path
    * relative to each hierarchy root with cgroupfs (/agent-sandbox/<sessionId>), a slice with
-   * systemd (agent_sandbox-<sessionId, '-' escaped>.slice). See session-parent.ts.
+   * systemd (agent_sandbox-<sessionId, '-' escaped>.slice). See cgroup/session-parent.ts.
    */
   cgroupParent: string;
   /** The same parent: its manager, where the kernel puts it, its slice unit. */
@@ -35,11 +35,11 @@ export interface Attribution {
   /** The kernel log, opened here and read on from where it was (attributeEnd finishes it). */
   kernel: KmsgCursor;
   eventLog: { path: string; offset: number };
-  /** The container's own limit events, looked at while it runs (event-watch.ts); attributeEnd stops it. */
+  /** The container's own limit events, looked at while it runs (cgroup/event-watch.ts); attributeEnd stops it. */
   events: EventWatch;
   /**
    * Removes the parent cgroup tree (depth first), the cidfile and the owner record, then sweeps
-   * parents left by owners that died (stale-parents.ts); idempotent, synchronous. Returns what
+   * parents left by owners that died (cgroup/stale-parents.ts); idempotent, synchronous. Returns what
    * was left of this session's parent.
    */
   cleanup(): string[];

@@ -8,12 +8,12 @@ import { ToolError } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
 import type { Evidence, PodmanAttribOutput } from '@agent-sandbox/shared/schemas/podman-attrib';
 import { cgroupEvidence, eventEvidence, kernelEvidence, type AttributeDeps } from './attribute-end.js';
-import { cgroupLayout, parentBase } from './cgroup-tree.js';
-import { parentFromArg } from './session-parent.js';
-import { peakFromCounters, readCounters } from './counters.js';
-import { eventLogPath, readContainerEvents } from './event-log.js';
-import { kmsgPath, readKmsg } from './kernel-log.js';
-import { decide, signalOfStatus } from './verdict.js';
+import { cgroupLayout, parentBase } from '../cgroup/cgroup-tree.js';
+import { parentFromArg } from '../cgroup/session-parent.js';
+import { peakFromCounters, readCounters } from '../cgroup/counters.js';
+import { eventLogPath, readContainerEvents } from '../verdict/event-log.js';
+import { kmsgPath, readKmsg } from '../verdict/kernel-log.js';
+import { decide, signalOfStatus } from '../verdict/verdict.js';
 
 export interface InspectedState {
   id: string;
