@@ -5,13 +5,24 @@
 // log is never cleared to prove a point: its calls read nothing and set an invalid level.)
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { v2 } from '../cgroup-view.js';
 import { dmesgRestrict, scOnHost } from './host-controls.js';
 import { readHostKey } from './host-keyring.js';
 import type { ProbeCtx } from './probe-context.js';
 import { errno, refused, type Attempt } from './probe-script.js';
 
 const { EPERM, ENOSYS, EINVAL } = errno;
-const cgroupLimitFiles = ['memory/memory.limit_in_bytes', 'memory/memory.memsw.limit_in_bytes', 'pids/pids.max', 'cpu/cpu.cfs_quota_us'];
+/**
+ * The session's own limit files inside, relative to /sys/fs/cgroup: on cgroup v1 one read-only
+ * mount per hierarchy; on v2 the container's own cgroup through its cgroup namespace.
+ */
+const cgroupLimitFiles = v2
+  ? ['memory.max', 'memory.swap.max', 'pids.max', 'cpu.max']
+  : ['memory/memory.limit_in_bytes', 'memory/memory.memsw.limit_in_bytes', 'pids/pids.max', 'cpu/cpu.cfs_quota_us'];
+/** The directory inside holding the session's pids controller files (and the cgroup.procs written). */
+const pidsDir = v2 ? '/sys/fs/cgroup' : '/sys/fs/cgroup/pids';
+/** A directory inside whose parent would be a cgroup above the session's, if one were reachable. */
+const aboveDir = v2 ? '/sys/fs/cgroup' : '/sys/fs/cgroup/memory';
 
 /** Global (not namespaced) sysctls the attempt writes back unchanged; the host checks them after. */
 export const globalSysctls = ['kernel/core_pattern', 'kernel/panic', 'vm/overcommit_memory', 'kernel/printk'];
@@ -100,15 +111,15 @@ for d in /dev/mem /dev/kmem /dev/port /dev/kvm /dev/fuse /dev/net/tun /dev/sda /
   },
   {
     key: 'cgroupfs',
-    claim: "writing the session's own limits (memory, memsw, pids.max, cfs_quota) or cgroup.procs fails with EROFS and the limits stay; no parent cgroup or release_agent is reachable",
+    claim: "writing the session's own limits (memory, memory+swap, pids, CPU quota) or cgroup.procs fails with EROFS and the limits stay; no parent cgroup or release_agent is reachable",
     script: () => String.raw`for f in ${cgroupLimitFiles.join(' ')}; do
   before=$(cat /sys/fs/cgroup/$f); err=$( (echo -1 > /sys/fs/cgroup/$f) 2>&1 ); rc=$?; echo "write $f rc=$rc same=$([ "$before" = "$(cat /sys/fs/cgroup/$f)" ] && echo yes || echo no) $err"
 done
-err=$( (echo $$ > /sys/fs/cgroup/pids/cgroup.procs) 2>&1 ); echo "procs=$? $err"
-(echo $$ > /sys/fs/cgroup/memory/../cgroup.procs) 2>&1; echo "parent-procs=$?"
-echo "pids-dir=$(ls /sys/fs/cgroup/pids | tr '\n' ' ')"
+err=$( (echo $$ > ${pidsDir}/cgroup.procs) 2>&1 ); echo "procs=$? $err"
+(echo $$ > ${aboveDir}/../cgroup.procs) 2>&1; echo "parent-procs=$?"
+echo "pids-dir=$(ls ${pidsDir} | tr '\n' ' ')"
 echo "release_agent=$(find /sys/fs/cgroup -name release_agent | wc -l)"
-echo "pids.max=$(cat /sys/fs/cgroup/pids/pids.max)"`,
+echo "pids.max=$(cat ${pidsDir}/pids.max)"`,
     check: (t, out, c) => {
       for (const f of cgroupLimitFiles) {
         t.match(out, new RegExp(`^write ${f} rc=[1-9]\\d* same=yes .*/sys/fs/cgroup/${f}: Read-only file system$`, 'm'), `${f}: the read-only mount refuses the write (EROFS) and the value stays`);

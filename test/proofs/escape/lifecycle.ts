@@ -13,13 +13,33 @@ import {
 /** An agent that ignores SIGTERM: ending the session must not need its cooperation. */
 const stubborn = ['-c', 'trap "" TERM; while :; do sleep 1; done'];
 
-async function runningSession(t: Teardown, label: string): Promise<{ r: SessionRoot; ws: Workspace; pid: number; done: Promise<LaunchEnd> }> {
+/**
+ * The directory of the cgroup the container's cgroup was made in (the session's parent), read
+ * from what the kernel says of the container's process, /proc/PID/cgroup: the pids hierarchy's
+ * line on cgroup v1 (under /sys/fs/cgroup/pids), the one line on v2 (under /sys/fs/cgroup).
+ * The container's cgroup is its libpod-* directory (crun may put the process in a child of it).
+ */
+export function parentCgroupDir(containerPid: number): string {
+  const lines = readFileSync(`/proc/${containerPid}/cgroup`, 'utf8').split('\n').filter(Boolean);
+  const v1 = lines.map((l) => /^\d+:([^:]*):(.*)$/.exec(l)).find((m) => m?.[1]?.split(',').includes('pids'));
+  const [mount, cgroup] = v1 ? ['/sys/fs/cgroup/pids', v1[2]!] : ['/sys/fs/cgroup', /^0::(.*)$/m.exec(lines.join('\n'))?.[1] ?? ''];
+  const parts = cgroup.split('/');
+  const at = parts.findIndex((p) => p.startsWith('libpod-'));
+  if (at <= 0) throw new Error(`no libpod-* cgroup in /proc/${containerPid}/cgroup: ${lines.join(' | ')}`);
+  return path.join(mount, ...parts.slice(0, at));
+}
+
+async function runningSession(t: Teardown, label: string): Promise<{ r: SessionRoot; ws: Workspace; pid: number; done: Promise<LaunchEnd>; parentCgroup: string }> {
   const r = await sessionRoot(t, label);
   const ws = await addWorkspace(t, r, label);
   const run = launch(r, ws, '/bin/sh', stubborn);
   const up = await waitFor(async () => (await containerState(ws.container))?.running === true, 60_000, 100);
   if (!up || !run.pid) throw new Error(`the ${label} session did not start: ${JSON.stringify(await Promise.race([run.done, sleep(100)]))}`);
-  return { r, ws, pid: run.pid, done: run.done };
+  const state = await containerState(ws.container);
+  if (!state?.pid) throw new Error(`the ${label} session's container has no pid: ${JSON.stringify(state)}`);
+  const parentCgroup = parentCgroupDir(state.pid);
+  if (!existsSync(parentCgroup)) throw new Error(`control: the ${label} session's parent cgroup ${parentCgroup} does not exist while it runs`);
+  return { r, ws, pid: run.pid, done: run.done, parentCgroup };
 }
 
 /** The session's sentinel: the detached shell whose argv names this session's record. */
@@ -60,7 +80,7 @@ export interface KillOutcome {
 
 /** kill -9 of the launcher (and, when asked, of its sentinel too), then the next launcher start. */
 export async function killLauncher(t: Teardown, label: string, alsoSentinel: boolean): Promise<KillOutcome> {
-  const { r, ws, pid, done } = await runningSession(t, label);
+  const { r, ws, pid, done, parentCgroup } = await runningSession(t, label);
   const sentinels = sentinelPids(ws, r.root);
   if (sentinels.length !== 1) throw new Error(`expected one sentinel for ${ws.id}, found ${sentinels.length}`);
   const killedAt = Date.now();
@@ -82,7 +102,7 @@ export async function killLauncher(t: Teardown, label: string, alsoSentinel: boo
   if (!alsoSentinel) out.nextStart = await launcherCommand(r, ws, 'plan');
   await Promise.race([done, sleep(30_000)]);
   const home = path.join(r.root, 'homes', ws.id, '.codex', 'auth.json');
-  const leftovers = [path.join(r.root, 'sessions', `${ws.id}.json`), cidfileOf(ws.id), `/sys/fs/cgroup/pids/agent-sandbox/${ws.id}`].filter((p) => existsSync(p));
+  const leftovers = [path.join(r.root, 'sessions', `${ws.id}.json`), cidfileOf(ws.id), parentCgroup].filter((p) => existsSync(p));
   // podman's working directories of the killed launcher and sentinel (named with their pids).
   leftovers.push(...[pid, ...(alsoSentinel ? sentinels : [])].flatMap((p) => scratchDirsOf(p).map((name) => `/tmp/${name}`)));
   return {
