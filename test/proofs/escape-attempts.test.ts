@@ -16,7 +16,7 @@ import { mountAttempts, namespaceAttempts, networkAttempts } from './escape/atte
 import { gitPaths, gitPeers } from './escape/git-attacks.js';
 import { sections, titleOf, type Asserts } from './escape/probe-script.js';
 import { gitKinds, hostTargets, startAll } from './escape/runs.js';
-import type { Settled } from './escape/session-kit.js';
+import { patience, type Settled } from './escape/session-kit.js';
 import { floodRows, gitStoreRows, plantedRows } from './escape/seam-rows.js';
 
 // Root: the host user is simulated with setpriv, the workspaces are handed to uid 1000, a
@@ -90,7 +90,8 @@ plantedRows(t, hostTier, runs, unwrap);
 t.test('kill -9 of the launcher: the container is gone within 5 s, one "abandoned" line, nothing of the session left (credential copies, record, cidfile, parent cgroup, podman scratch directories) [peer: sandbox-runtime "should kill child processes when sandbox is terminated via SIGTERM (--die-with-parent)"]', req, async (tt) => {
   const k = unwrap(tt, await runs!.killedAlone);
   if (!k) return;
-  tt.ok(k.goneAfterMs !== undefined && k.goneAfterMs <= 5000, `the container is gone ${k.goneAfterMs} ms after the SIGKILL`);
+  // Under the VM tier's CPU emulation (patience 10) the bound is ten times wider: 5 s is proved on the host tier.
+  tt.ok(k.goneAfterMs !== undefined && k.goneAfterMs <= 5000 * patience, `the container is gone ${k.goneAfterMs} ms after the SIGKILL (bound ${5000 * patience} ms)`);
   tt.equal(k.abandoned.length, 1, 'the ledger has the session\'s line with reason "abandoned"');
   tt.equal(k.nextStart?.exitCode, 0, 'the next launcher start (plan) runs');
   tt.equal(k.linesAfterNextStart.length, 1, 'and writes no second line for it');
@@ -116,7 +117,7 @@ t.test('--timeout 5s ends an agent that sleeps for ten minutes, reason "timeout"
   const o = unwrap(tt, await runs!.timedOut);
   if (!o) return;
   // Far below the agent's own ten minutes; the margin is for a loaded machine (start-up included).
-  tt.ok(o.end.ms >= 5000 && o.end.ms < 120_000, `the launcher returned after ${o.end.ms} ms`);
+  tt.ok(o.end.ms >= 5000 && o.end.ms < 120_000 * patience, `the launcher returned after ${o.end.ms} ms (bound ${120_000 * patience} ms)`);
   tt.equal(o.line?.['reason'], 'timeout', 'the ledger says timeout');
   tt.notOk(o.containerLeft, 'no container is left');
 });

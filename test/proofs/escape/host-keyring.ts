@@ -6,7 +6,7 @@
 // rights) rather than searching: a process setpriv made uid 1000 does not possess @u, and a
 // keyring linked in from inside need not grant its user the search right.
 import { execa } from 'execa';
-import { agentUid } from './session-kit.js';
+import { agentUid, patience } from './session-kit.js';
 
 const asHostUser = ['--reuid', String(agentUid), '--regid', String(agentUid), '--clear-groups', '--'];
 
@@ -16,7 +16,7 @@ const listLinks = String.raw`sub links { my $b = "\0" x 4096; my $n = syscall(25
     @f ? [$_, $f[0], $f[4]] : () } unpack("l*", substr($b, 0, $n)); }`;
 
 async function perlAsHostUser(program: string, args: string[]): Promise<string> {
-  const out = await execa('setpriv', [...asHostUser, 'perl', '-e', `${listLinks}\n${program}`, '--', ...args], { reject: false, timeout: 30_000 });
+  const out = await execa('setpriv', [...asHostUser, 'perl', '-e', `${listLinks}\n${program}`, '--', ...args], { reject: false, timeout: 30_000 * patience });
   if (out.exitCode !== 0) throw new Error(`perl as uid ${agentUid} exited ${out.exitCode}: ${out.stderr}`);
   return String(out.stdout);
 }

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { scratchDirsOf, type Teardown } from '@agent-sandbox/testkit';
 import {
-  addWorkspace, cidfileOf, containerState, launch, launcherCommand, ledgerLines, sessionRoot, sleep, waitFor,
+  addWorkspace, cidfileOf, containerState, launch, launcherCommand, ledgerLines, patience, sessionRoot, sleep, waitFor,
   type LaunchEnd, type SessionRoot, type Workspace,
 } from './session-kit.js';
 
@@ -33,7 +33,7 @@ async function runningSession(t: Teardown, label: string): Promise<{ r: SessionR
   const r = await sessionRoot(t, label);
   const ws = await addWorkspace(t, r, label);
   const run = launch(r, ws, '/bin/sh', stubborn);
-  const up = await waitFor(async () => (await containerState(ws.container))?.running === true, 60_000, 100);
+  const up = await waitFor(async () => (await containerState(ws.container))?.running === true, 60_000 * patience, 100);
   if (!up || !run.pid) throw new Error(`the ${label} session did not start: ${JSON.stringify(await Promise.race([run.done, sleep(100)]))}`);
   const state = await containerState(ws.container);
   if (!state?.pid) throw new Error(`the ${label} session's container has no pid: ${JSON.stringify(state)}`);
@@ -95,12 +95,12 @@ export async function killLauncher(t: Teardown, label: string, alsoSentinel: boo
     out.nextStart = await launcherCommand(r, ws, 'plan');
     goneAfterMs = (await containerState(ws.container)) === undefined ? Date.now() - killedAt : undefined;
   } else {
-    if (await waitFor(async () => (await containerState(ws.container)) === undefined, 15_000, 100)) goneAfterMs = Date.now() - killedAt;
-    await waitFor(() => ledgerLines(ws).length > 0, 20_000, 200);
+    if (await waitFor(async () => (await containerState(ws.container)) === undefined, 15_000 * patience, 100)) goneAfterMs = Date.now() - killedAt;
+    await waitFor(() => ledgerLines(ws).length > 0, 20_000 * patience, 200);
   }
   const abandoned = ledgerLines(ws).filter((l) => l['reason'] === 'abandoned');
   if (!alsoSentinel) out.nextStart = await launcherCommand(r, ws, 'plan');
-  await Promise.race([done, sleep(30_000)]);
+  await Promise.race([done, sleep(30_000 * patience)]);
   const home = path.join(r.root, 'homes', ws.id, '.codex', 'auth.json');
   const leftovers = [path.join(r.root, 'sessions', `${ws.id}.json`), cidfileOf(ws.id), parentCgroup].filter((p) => existsSync(p));
   // podman's working directories of the killed launcher and sentinel (named with their pids).
@@ -155,10 +155,10 @@ export async function diskSession(t: Teardown): Promise<CeilingOutcome & { freeB
 export async function forkBombSession(t: Teardown): Promise<CeilingOutcome & { hostForks: number; bombing: boolean }> {
   const r = await sessionRoot(t, 'forkbomb');
   const ws = await addWorkspace(t, r, 'forkbomb');
-  const run = launch(r, ws, '/usr/bin/perl', [`${ws.inside}/.astest/fork-bomb.pl`, '5', `${ws.inside}/.bombing`], ['--pids', '64', '--memory', '1g']);
-  const bombing = await waitFor(() => { try { readFileSync(path.join(ws.path, '.bombing')); return true; } catch { return false; } }, 60_000, 50);
+  const run = launch(r, ws, '/usr/bin/perl', [`${ws.inside}/.astest/fork-bomb.pl`, String(5 * patience), `${ws.inside}/.bombing`], ['--pids', '64', '--memory', '1g']);
+  const bombing = await waitFor(() => { try { readFileSync(path.join(ws.path, '.bombing')); return true; } catch { return false; } }, 60_000 * patience, 50);
   await sleep(1000);
-  const forks = await Promise.all(Array.from({ length: 20 }, (_, i) => execa('sh', ['-c', `echo host-fork-${i}`], { reject: false, timeout: 10_000 })));
+  const forks = await Promise.all(Array.from({ length: 20 }, (_, i) => execa('sh', ['-c', `echo host-fork-${i}`], { reject: false, timeout: 10_000 * patience })));
   const hostForks = forks.filter((f, i) => f.exitCode === 0 && f.stdout === `host-fork-${i}`).length;
   const end = await run.done;
   return { end, line: ledgerLines(ws)[0], containerLeft: (await containerState(ws.container)) !== undefined, hostForks, bombing };

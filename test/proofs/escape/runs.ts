@@ -23,7 +23,7 @@ import { namesSession } from './terminal-names.js';
 import type { ProbeCtx } from './probe-context.js';
 import { probeScript, type Attempt } from './probe-script.js';
 import {
-  addWorkspace, chownAgent, containerState, launch, limiter, sessionRoot, settle, sleep, waitFor, type SessionRoot, type Settled,
+  addWorkspace, chownAgent, containerState, launch, limiter, patience, sessionRoot, settle, sleep, waitFor, type SessionRoot, type Settled,
 } from './session-kit.js';
 
 export const pidsLimit = 256;
@@ -83,14 +83,14 @@ function rootWithinItsFs(dir: string): string {
 /** The other session: it waits in its own workspace until released, with canaries in its files. */
 async function startVictim(t: Teardown, r: SessionRoot, hex: string) {
   const canary = `astest-other-session-${hex}`;
-  const script = '#!/bin/sh\n: > "$PWD/.ready"\ni=0; while [ ! -e "$PWD/.release" ] && [ $i -lt 1800 ]; do sleep 0.1; i=$((i+1)); done\necho "victim released"\n';
+  const script = `#!/bin/sh\n: > "$PWD/.ready"\ni=0; while [ ! -e "$PWD/.release" ] && [ $i -lt ${1800 * patience} ]; do sleep 0.1; i=$((i+1)); done\necho "victim released"\n`;
   const ws = await addWorkspace(t, r, 'victim', { 'victim.sh': script, 'notes.txt': `${canary}\n` });
   await mkdir(ws.home, { recursive: true });
   await writeFile(path.join(ws.home, '.history'), `${canary}\n`);
   await chownAgent(ws.home);
   const files = new Map([path.join(ws.path, 'notes.txt'), path.join(ws.home, '.history')].map((f) => [f, [readFileSync(f, 'utf8'), statSync(f).mtimeMs] as [string, number]]));
   const run = launch(r, ws, `${ws.inside}/victim.sh`, []);
-  const ready = await waitFor(() => { try { statSync(path.join(ws.path, '.ready')); return true; } catch { return false; } }, 90_000);
+  const ready = await waitFor(() => { try { statSync(path.join(ws.path, '.ready')); return true; } catch { return false; } }, 90_000 * patience);
   const state = await containerState(ws.container);
   if (!ready || !state) throw new Error(`the other session did not start: ${JSON.stringify(await Promise.race([run.done, sleep(100)]))}`);
   return { victim: { ws, canary, secretsDir: path.join(r.root, 'secrets', ws.id), agentHostPid: state.pid, files }, run };
