@@ -5,19 +5,32 @@
 // log is never cleared to prove a point: its calls read nothing and set an invalid level.)
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { ociRuntime } from '@agent-sandbox/shared';
+import { v2 } from '../cgroup-view.js';
 import { dmesgRestrict, scOnHost } from './host-controls.js';
 import { readHostKey } from './host-keyring.js';
 import type { ProbeCtx } from './probe-context.js';
 import { errno, refused, type Attempt } from './probe-script.js';
 
 const { EPERM, ENOSYS, EINVAL } = errno;
-const cgroupLimitFiles = ['memory/memory.limit_in_bytes', 'memory/memory.memsw.limit_in_bytes', 'pids/pids.max', 'cpu/cpu.cfs_quota_us'];
+/**
+ * The session's own limit files inside, relative to /sys/fs/cgroup: on cgroup v1 one read-only
+ * mount per hierarchy; on v2 the container's own cgroup through its cgroup namespace.
+ */
+const cgroupLimitFiles = v2
+  ? ['memory.max', 'memory.swap.max', 'pids.max', 'cpu.max']
+  : ['memory/memory.limit_in_bytes', 'memory/memory.memsw.limit_in_bytes', 'pids/pids.max', 'cpu/cpu.cfs_quota_us'];
+/** The directory inside holding the session's pids controller files (and the cgroup.procs written). */
+const pidsDir = v2 ? '/sys/fs/cgroup' : '/sys/fs/cgroup/pids';
+/** A directory inside whose parent would be a cgroup above the session's, if one were reachable. */
+const aboveDir = v2 ? '/sys/fs/cgroup' : '/sys/fs/cgroup/memory';
 
 /** Global (not namespaced) sysctls the attempt writes back unchanged; the host checks them after. */
 export const globalSysctls = ['kernel/core_pattern', 'kernel/panic', 'vm/overcommit_memory', 'kernel/printk'];
 export const readSysctl = (name: string) => readFileSync(`/proc/sys/${name}`, 'utf8');
 
-const defaultDev = ['fd', 'full', 'mqueue', 'null', 'ptmx', 'pts', 'random', 'shm', 'stderr', 'stdin', 'stdout', 'tty', 'urandom', 'zero'];
+/** The OCI runtime's default /dev: crun adds the core link (to /proc/kcore, which podman masks). */
+const defaultDev = [...(ociRuntime() === 'crun' ? ['core'] : []), 'fd', 'full', 'mqueue', 'null', 'ptmx', 'pts', 'random', 'shm', 'stderr', 'stdin', 'stdout', 'tty', 'urandom', 'zero'];
 
 export const kernelAttempts: Array<Attempt<ProbeCtx>> = [
   {
@@ -64,7 +77,8 @@ sc syslog-size 103 i:10 i:0 i:0`,
       // READ with length 0 and CONSOLE_LEVEL with the invalid level 0 change nothing even where allowed.
       refused(t, out, ['syslog-read', 'syslog-console-level'], [EPERM], 'always needs CAP_SYSLOG');
       t.equal(await scOnHost(['syslog-console-level', '103', 'i:8', 'i:0', 'i:0']), `syslog-console-level errno=${EINVAL}`, 'control: on the host root gets past the capability check (EINVAL: level 0)');
-      t.equal(await scOnHost(['syslog-console-level', '103', 'i:8', 'i:0', 'i:0'], 'syslog'), `syslog-console-level errno=${EPERM}`, 'control: and root without CAP_SYSLOG gets EPERM: the capability decides');
+      // CAP_SYS_ADMIN too: the kernel lets it stand in for CAP_SYSLOG here (with a warning): Debian 12's 6.1 does.
+      t.equal(await scOnHost(['syslog-console-level', '103', 'i:8', 'i:0', 'i:0'], ['syslog', 'sys_admin']), `syslog-console-level errno=${EPERM}`, 'control: and root without CAP_SYSLOG (nor CAP_SYS_ADMIN, its old stand-in) gets EPERM: the capability decides');
       t.match(out, /^dev-kmsg absent$/m, '/dev/kmsg does not exist');
       t.match(out, /^proc-kmsg=1$/m, '/proc/kmsg cannot be opened');
       const restrict = dmesgRestrict();
@@ -100,15 +114,15 @@ for d in /dev/mem /dev/kmem /dev/port /dev/kvm /dev/fuse /dev/net/tun /dev/sda /
   },
   {
     key: 'cgroupfs',
-    claim: "writing the session's own limits (memory, memsw, pids.max, cfs_quota) or cgroup.procs fails with EROFS and the limits stay; no parent cgroup or release_agent is reachable",
+    claim: "writing the session's own limits (memory, memory+swap, pids, CPU quota) or cgroup.procs fails with EROFS and the limits stay; no parent cgroup or release_agent is reachable",
     script: () => String.raw`for f in ${cgroupLimitFiles.join(' ')}; do
   before=$(cat /sys/fs/cgroup/$f); err=$( (echo -1 > /sys/fs/cgroup/$f) 2>&1 ); rc=$?; echo "write $f rc=$rc same=$([ "$before" = "$(cat /sys/fs/cgroup/$f)" ] && echo yes || echo no) $err"
 done
-err=$( (echo $$ > /sys/fs/cgroup/pids/cgroup.procs) 2>&1 ); echo "procs=$? $err"
-(echo $$ > /sys/fs/cgroup/memory/../cgroup.procs) 2>&1; echo "parent-procs=$?"
-echo "pids-dir=$(ls /sys/fs/cgroup/pids | tr '\n' ' ')"
+err=$( (echo $$ > ${pidsDir}/cgroup.procs) 2>&1 ); echo "procs=$? $err"
+(echo $$ > ${aboveDir}/../cgroup.procs) 2>&1; echo "parent-procs=$?"
+echo "pids-dir=$(ls ${pidsDir} | tr '\n' ' ')"
 echo "release_agent=$(find /sys/fs/cgroup -name release_agent | wc -l)"
-echo "pids.max=$(cat /sys/fs/cgroup/pids/pids.max)"`,
+echo "pids.max=$(cat ${pidsDir}/pids.max)"`,
     check: (t, out, c) => {
       for (const f of cgroupLimitFiles) {
         t.match(out, new RegExp(`^write ${f} rc=[1-9]\\d* same=yes .*/sys/fs/cgroup/${f}: Read-only file system$`, 'm'), `${f}: the read-only mount refuses the write (EROFS) and the value stays`);

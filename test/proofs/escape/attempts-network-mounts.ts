@@ -1,11 +1,14 @@
 // Attempts on the network, the mount table and namespaces, from inside a probe session.
 import net from 'node:net';
+import { v2 } from '../cgroup-view.js';
 import { parseMountinfo } from '../session.js';
 import { scOnHost } from './host-controls.js';
 import type { ProbeCtx } from './probe-context.js';
 import { errno, refused, type Asserts, type Attempt } from './probe-script.js';
 
 const { EPERM, ENOSYS, EACCES } = errno;
+/** A cgroup file system mounted inside: one v1 hierarchy, or the v2 one at /sys/fs/cgroup. */
+const cgroupMount = v2 ? '/sys/fs/cgroup' : '/sys/fs/cgroup/memory';
 
 function lineValue(out: string, name: string): string | undefined {
   return new RegExp(`^${name}=(.*)$`, 'm').exec(out)?.[1];
@@ -141,7 +144,7 @@ mount --bind /sandbox/home "$d"; echo "mount8=$?"`,
 sc remount-bind-secret 165 s:none s:/sandbox-secrets/codex/auth.json i:0 i:0x1020 i:0
 sc remount-root 165 s:none s:/ i:0 i:0x20 i:0
 sc remount-sys 165 s:none s:/sys i:0 i:0x20 i:0
-sc remount-cgroup 165 s:none s:/sys/fs/cgroup/memory i:0 i:0x20 i:0
+sc remount-cgroup 165 s:none s:${cgroupMount} i:0 i:0x20 i:0
 sc umount-secret 166 s:/sandbox-secrets/codex/auth.json i:0
 sc umount-secret-detach 166 s:/sandbox-secrets/codex/auth.json i:2
 sc umount-proc-sys 166 s:/proc/sys i:2

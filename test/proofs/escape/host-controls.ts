@@ -6,19 +6,20 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import { agentUid, helperDir } from './session-kit.js';
+import { agentUid, helperDir, patience } from './session-kit.js';
 
-/** `sc.pl LABEL NR ARG...` on the host as root, with or without one capability (e.g. 'net_raw'). */
-export async function scOnHost(call: string[], without?: string): Promise<string> {
-  const drop = without ? ['setpriv', `--inh-caps=-${without}`, `--bounding-set=-${without}`] : [];
+/** `sc.pl LABEL NR ARG...` on the host as root, with or without capabilities (e.g. 'net_raw'). */
+export async function scOnHost(call: string[], without?: string | string[]): Promise<string> {
+  const caps = without === undefined ? '' : [without].flat().map((c) => `-${c}`).join(',');
+  const drop = caps ? ['setpriv', `--inh-caps=${caps}`, `--bounding-set=${caps}`] : [];
   const [cmd, ...args] = [...drop, 'perl', path.join(helperDir, 'sc.pl'), ...call];
-  const out = await execa(cmd!, args, { reject: false, timeout: 30_000 });
+  const out = await execa(cmd!, args, { reject: false, timeout: 30_000 * patience });
   return String(out.stdout).trim();
 }
 
 /** Runs the planted binary (a setuid-root perl) as the agent's uid on the host, no NoNewPrivs: its euid. */
 export async function plantEuidOnHost(plant: string): Promise<string> {
-  const out = await execa('setpriv', ['--reuid', String(agentUid), '--regid', String(agentUid), '--clear-groups', plant, '-e', 'print "euid=$> uid=$<"'], { reject: false, timeout: 30_000, cwd: '/' });
+  const out = await execa('setpriv', ['--reuid', String(agentUid), '--regid', String(agentUid), '--clear-groups', plant, '-e', 'print "euid=$> uid=$<"'], { reject: false, timeout: 30_000 * patience, cwd: '/' });
   return String(out.stdout).trim();
 }
 

@@ -3,20 +3,24 @@
 // per uid, not per container: rootful podman without a user namespace runs the agent as the
 // host's uid 1000 itself. Done with keyctl(2)/add_key(2) through perl (there is no keyctl
 // binary). The host side lists @u's links and describes each (a user's own view and read
-// rights) rather than searching: a process setpriv made uid 1000 does not possess @u, and a
-// keyring linked in from inside need not grant its user the search right.
+// rights) rather than searching: a keyring linked in from inside need not grant its user the
+// search right. Each perl first joins a session keyring of its own and links @u into it, as a
+// login's pam_keyinit does: the session keyring setpriv leaves it is its parent's (under
+// systemd a service's private one, root's), through which uid 1000 would not possess @u nor
+// the key it adds, and a user key's owner may change its permissions only as its possessor.
 import { execa } from 'execa';
-import { agentUid } from './session-kit.js';
+import { agentUid, patience } from './session-kit.js';
 
 const asHostUser = ['--reuid', String(agentUid), '--regid', String(agentUid), '--clear-groups', '--'];
 
 /** Perl that prints "serial type description" for every link in @u (keyctl READ, DESCRIBE). */
-const listLinks = String.raw`sub links { my $b = "\0" x 4096; my $n = syscall(250, 11, -4, $b, 4096); return () if $n <= 0;
+const listLinks = String.raw`syscall(250, 1, 0) >= 0 or die "join_session_keyring: $!\n"; syscall(250, 8, -4, -3) == 0 or die "link \@u into \@s: $!\n";
+sub links { my $b = "\0" x 4096; my $n = syscall(250, 11, -4, $b, 4096); return () if $n <= 0;
   return map { my $d = "\0" x 512; my $m = syscall(250, 6, $_, $d, 512); my @f = $m > 0 ? split(/;/, substr($d, 0, $m - 1), 5) : ();
     @f ? [$_, $f[0], $f[4]] : () } unpack("l*", substr($b, 0, $n)); }`;
 
 async function perlAsHostUser(program: string, args: string[]): Promise<string> {
-  const out = await execa('setpriv', [...asHostUser, 'perl', '-e', `${listLinks}\n${program}`, '--', ...args], { reject: false, timeout: 30_000 });
+  const out = await execa('setpriv', [...asHostUser, 'perl', '-e', `${listLinks}\n${program}`, '--', ...args], { reject: false, timeout: 30_000 * patience });
   if (out.exitCode !== 0) throw new Error(`perl as uid ${agentUid} exited ${out.exitCode}: ${out.stderr}`);
   return String(out.stdout);
 }

@@ -6,20 +6,40 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { scratchDirsOf, type Teardown } from '@agent-sandbox/testkit';
 import {
-  addWorkspace, cidfileOf, containerState, launch, launcherCommand, ledgerLines, sessionRoot, sleep, waitFor,
+  addWorkspace, cidfileOf, containerState, launch, launcherCommand, ledgerLines, patience, sessionRoot, sleep, waitFor,
   type LaunchEnd, type SessionRoot, type Workspace,
 } from './session-kit.js';
 
 /** An agent that ignores SIGTERM: ending the session must not need its cooperation. */
 const stubborn = ['-c', 'trap "" TERM; while :; do sleep 1; done'];
 
-async function runningSession(t: Teardown, label: string): Promise<{ r: SessionRoot; ws: Workspace; pid: number; done: Promise<LaunchEnd> }> {
+/**
+ * The directory of the cgroup the container's cgroup was made in (the session's parent), read
+ * from what the kernel says of the container's process, /proc/PID/cgroup: the pids hierarchy's
+ * line on cgroup v1 (under /sys/fs/cgroup/pids), the one line on v2 (under /sys/fs/cgroup).
+ * The container's cgroup is its libpod-* directory (crun may put the process in a child of it).
+ */
+export function parentCgroupDir(containerPid: number): string {
+  const lines = readFileSync(`/proc/${containerPid}/cgroup`, 'utf8').split('\n').filter(Boolean);
+  const v1 = lines.map((l) => /^\d+:([^:]*):(.*)$/.exec(l)).find((m) => m?.[1]?.split(',').includes('pids'));
+  const [mount, cgroup] = v1 ? ['/sys/fs/cgroup/pids', v1[2]!] : ['/sys/fs/cgroup', /^0::(.*)$/m.exec(lines.join('\n'))?.[1] ?? ''];
+  const parts = cgroup.split('/');
+  const at = parts.findIndex((p) => p.startsWith('libpod-'));
+  if (at <= 0) throw new Error(`no libpod-* cgroup in /proc/${containerPid}/cgroup: ${lines.join(' | ')}`);
+  return path.join(mount, ...parts.slice(0, at));
+}
+
+async function runningSession(t: Teardown, label: string): Promise<{ r: SessionRoot; ws: Workspace; pid: number; done: Promise<LaunchEnd>; parentCgroup: string }> {
   const r = await sessionRoot(t, label);
   const ws = await addWorkspace(t, r, label);
   const run = launch(r, ws, '/bin/sh', stubborn);
-  const up = await waitFor(async () => (await containerState(ws.container))?.running === true, 60_000, 100);
+  const up = await waitFor(async () => (await containerState(ws.container))?.running === true, 60_000 * patience, 100);
   if (!up || !run.pid) throw new Error(`the ${label} session did not start: ${JSON.stringify(await Promise.race([run.done, sleep(100)]))}`);
-  return { r, ws, pid: run.pid, done: run.done };
+  const state = await containerState(ws.container);
+  if (!state?.pid) throw new Error(`the ${label} session's container has no pid: ${JSON.stringify(state)}`);
+  const parentCgroup = parentCgroupDir(state.pid);
+  if (!existsSync(parentCgroup)) throw new Error(`control: the ${label} session's parent cgroup ${parentCgroup} does not exist while it runs`);
+  return { r, ws, pid: run.pid, done: run.done, parentCgroup };
 }
 
 /** The session's sentinel: the detached shell whose argv names this session's record. */
@@ -60,7 +80,7 @@ export interface KillOutcome {
 
 /** kill -9 of the launcher (and, when asked, of its sentinel too), then the next launcher start. */
 export async function killLauncher(t: Teardown, label: string, alsoSentinel: boolean): Promise<KillOutcome> {
-  const { r, ws, pid, done } = await runningSession(t, label);
+  const { r, ws, pid, done, parentCgroup } = await runningSession(t, label);
   const sentinels = sentinelPids(ws, r.root);
   if (sentinels.length !== 1) throw new Error(`expected one sentinel for ${ws.id}, found ${sentinels.length}`);
   const killedAt = Date.now();
@@ -75,14 +95,14 @@ export async function killLauncher(t: Teardown, label: string, alsoSentinel: boo
     out.nextStart = await launcherCommand(r, ws, 'plan');
     goneAfterMs = (await containerState(ws.container)) === undefined ? Date.now() - killedAt : undefined;
   } else {
-    if (await waitFor(async () => (await containerState(ws.container)) === undefined, 15_000, 100)) goneAfterMs = Date.now() - killedAt;
-    await waitFor(() => ledgerLines(ws).length > 0, 20_000, 200);
+    if (await waitFor(async () => (await containerState(ws.container)) === undefined, 15_000 * patience, 100)) goneAfterMs = Date.now() - killedAt;
+    await waitFor(() => ledgerLines(ws).length > 0, 20_000 * patience, 200);
   }
   const abandoned = ledgerLines(ws).filter((l) => l['reason'] === 'abandoned');
   if (!alsoSentinel) out.nextStart = await launcherCommand(r, ws, 'plan');
-  await Promise.race([done, sleep(30_000)]);
+  await Promise.race([done, sleep(30_000 * patience)]);
   const home = path.join(r.root, 'homes', ws.id, '.codex', 'auth.json');
-  const leftovers = [path.join(r.root, 'sessions', `${ws.id}.json`), cidfileOf(ws.id), `/sys/fs/cgroup/pids/agent-sandbox/${ws.id}`].filter((p) => existsSync(p));
+  const leftovers = [path.join(r.root, 'sessions', `${ws.id}.json`), cidfileOf(ws.id), parentCgroup].filter((p) => existsSync(p));
   // podman's working directories of the killed launcher and sentinel (named with their pids).
   leftovers.push(...[pid, ...(alsoSentinel ? sentinels : [])].flatMap((p) => scratchDirsOf(p).map((name) => `/tmp/${name}`)));
   return {
@@ -135,10 +155,10 @@ export async function diskSession(t: Teardown): Promise<CeilingOutcome & { freeB
 export async function forkBombSession(t: Teardown): Promise<CeilingOutcome & { hostForks: number; bombing: boolean }> {
   const r = await sessionRoot(t, 'forkbomb');
   const ws = await addWorkspace(t, r, 'forkbomb');
-  const run = launch(r, ws, '/usr/bin/perl', [`${ws.inside}/.astest/fork-bomb.pl`, '5', `${ws.inside}/.bombing`], ['--pids', '64', '--memory', '1g']);
-  const bombing = await waitFor(() => { try { readFileSync(path.join(ws.path, '.bombing')); return true; } catch { return false; } }, 60_000, 50);
+  const run = launch(r, ws, '/usr/bin/perl', [`${ws.inside}/.astest/fork-bomb.pl`, String(5 * patience), `${ws.inside}/.bombing`], ['--pids', '64', '--memory', '1g']);
+  const bombing = await waitFor(() => { try { readFileSync(path.join(ws.path, '.bombing')); return true; } catch { return false; } }, 60_000 * patience, 50);
   await sleep(1000);
-  const forks = await Promise.all(Array.from({ length: 20 }, (_, i) => execa('sh', ['-c', `echo host-fork-${i}`], { reject: false, timeout: 10_000 })));
+  const forks = await Promise.all(Array.from({ length: 20 }, (_, i) => execa('sh', ['-c', `echo host-fork-${i}`], { reject: false, timeout: 10_000 * patience })));
   const hostForks = forks.filter((f, i) => f.exitCode === 0 && f.stdout === `host-fork-${i}`).length;
   const end = await run.done;
   return { end, line: ledgerLines(ws)[0], containerLeft: (await containerState(ws.container)) !== undefined, hostForks, bombing };

@@ -23,7 +23,7 @@ import { namesSession } from './terminal-names.js';
 import type { ProbeCtx } from './probe-context.js';
 import { probeScript, type Attempt } from './probe-script.js';
 import {
-  addWorkspace, chownAgent, containerState, launch, limiter, sessionRoot, settle, sleep, waitFor, type SessionRoot,
+  addWorkspace, chownAgent, containerState, launch, limiter, patience, sessionRoot, settle, sleep, waitFor, type SessionRoot, type Settled,
 } from './session-kit.js';
 
 export const pidsLimit = 256;
@@ -83,14 +83,14 @@ function rootWithinItsFs(dir: string): string {
 /** The other session: it waits in its own workspace until released, with canaries in its files. */
 async function startVictim(t: Teardown, r: SessionRoot, hex: string) {
   const canary = `astest-other-session-${hex}`;
-  const script = '#!/bin/sh\n: > "$PWD/.ready"\ni=0; while [ ! -e "$PWD/.release" ] && [ $i -lt 1800 ]; do sleep 0.1; i=$((i+1)); done\necho "victim released"\n';
+  const script = `#!/bin/sh\n: > "$PWD/.ready"\ni=0; while [ ! -e "$PWD/.release" ] && [ $i -lt ${1800 * patience} ]; do sleep 0.1; i=$((i+1)); done\necho "victim released"\n`;
   const ws = await addWorkspace(t, r, 'victim', { 'victim.sh': script, 'notes.txt': `${canary}\n` });
   await mkdir(ws.home, { recursive: true });
   await writeFile(path.join(ws.home, '.history'), `${canary}\n`);
   await chownAgent(ws.home);
   const files = new Map([path.join(ws.path, 'notes.txt'), path.join(ws.home, '.history')].map((f) => [f, [readFileSync(f, 'utf8'), statSync(f).mtimeMs] as [string, number]]));
   const run = launch(r, ws, `${ws.inside}/victim.sh`, []);
-  const ready = await waitFor(() => { try { statSync(path.join(ws.path, '.ready')); return true; } catch { return false; } }, 90_000);
+  const ready = await waitFor(() => { try { statSync(path.join(ws.path, '.ready')); return true; } catch { return false; } }, 90_000 * patience);
   const state = await containerState(ws.container);
   if (!ready || !state) throw new Error(`the other session did not start: ${JSON.stringify(await Promise.race([run.done, sleep(100)]))}`);
   return { victim: { ws, canary, secretsDir: path.join(r.root, 'secrets', ws.id), agentHostPid: state.pid, files }, run };
@@ -141,32 +141,46 @@ async function gitAttack(t: Teardown, root: Promise<SessionRoot>, kind: GitKind,
   return { end, host: await hostEverydayGit(r.base, s) };
 }
 
-/** Starts every session; nothing here rejects (each outcome is settled for its test). */
-export function startAll(t: Teardown, h: Targets, attempts: Array<Attempt<ProbeCtx>>) {
+/** A session not started here: its rows are skipped (never awaited), with their reason. */
+function notStarted<T>(): Promise<Settled<T>> {
+  return Promise.resolve({ ok: false as const, error: 'not started: proved on the host tier' });
+}
+
+/**
+ * Starts every session; nothing here rejects (each outcome is settled for its test). With
+ * `hostTierRows` false (the VM tier's guest) the sessions whose claims do not depend on the
+ * cgroup version, the OCI runtime or systemd (git to the host, the git store, planted links,
+ * terminal names, the floods) are not started: their rows are skipped there.
+ */
+export function startAll(t: Teardown, h: Targets, attempts: Array<Attempt<ProbeCtx>>, { hostTierRows = true }: { hostTierRows?: boolean } = {}) {
   const probed = settle(probeGroup(t, h, attempts));
-  const gitRoot = sessionRoot(t, 'git');
+  const gitRoot = hostTierRows ? sessionRoot(t, 'git') : undefined;
   const slot = limiter(3);
-  const git = new Map(gitKinds.flatMap((kind) => gitPaths.map(({ path: p }) => [`${kind}/${p}`, settle(slot(() => gitAttack(t, gitRoot, kind, p)))] as const)));
+  const git = new Map(gitRoot ? gitKinds.flatMap((kind) => gitPaths.map(({ path: p }) => [`${kind}/${p}`, settle(slot(() => gitAttack(t, gitRoot, kind, p)))] as const)) : []);
   // What a session does to its own git state (its store), and the control against shared objects.
-  const storeRoot = sessionRoot(t, 'store');
-  const store = new Map(gitKinds.flatMap((kind) => storeAttacks.map((a) => [`${kind}/${a}`, settle(slot(() => storeAttack(t, storeRoot, kind, a)))] as const)));
-  const storeControl = settle(storeRoot.then((r) => wipeWithSharedObjects(t, r)));
-  const pinControl = settle(storeRoot.then((r) => wipeWithAndWithoutPin(t, r)));
+  const storeRoot = hostTierRows ? sessionRoot(t, 'store') : undefined;
+  const store = new Map(storeRoot ? gitKinds.flatMap((kind) => storeAttacks.map((a) => [`${kind}/${a}`, settle(slot(() => storeAttack(t, storeRoot, kind, a)))] as const)) : []);
+  const storeControl = storeRoot ? settle(storeRoot.then((r) => wipeWithSharedObjects(t, r))) : notStarted<Awaited<ReturnType<typeof wipeWithSharedObjects>>>();
+  const pinControl = storeRoot ? settle(storeRoot.then((r) => wipeWithAndWithoutPin(t, r))) : notStarted<Awaited<ReturnType<typeof wipeWithAndWithoutPin>>>();
   const timedOut = settle(timeoutSession(t));
   // Links planted where the launcher cleans up, and names made to drive a terminal (issue 29).
   const slot2 = limiter(2);
-  const planted = new Map(plantCases.flatMap((c) => plantModes.map((m) => [`${c.label}/${m}`, settle(slot2(() => plantSession(t, c, m)))] as const)));
-  const names = settle(slot2(() => namesSession(t)));
+  const planted = new Map(hostTierRows ? plantCases.flatMap((c) => plantModes.map((m) => [`${c.label}/${m}`, settle(slot2(() => plantSession(t, c, m)))] as const)) : []);
+  const names = hostTierRows ? settle(slot2(() => namesSession(t))) : notStarted<Awaited<ReturnType<typeof namesSession>>>();
   const phase1 = Promise.all([probed, timedOut, storeControl, pinControl, ...git.values(), ...store.values(), ...planted.values(), names]);
   const killedAlone = settle(phase1.then(() => killLauncher(t, 'kill1', false)));
   const killedWithSentinel = settle(phase1.then(() => killLauncher(t, 'kill2', true)));
-  const committedThenKilled = settle(phase1.then(async () => killAfterCommit(t, await sessionRoot(t, 'kill3'), 'linked worktree', true)));
-  const committedThenLauncherKilled = settle(phase1.then(async () => killAfterCommit(t, await sessionRoot(t, 'kill4'), 'plain repository', false)));
+  const committedThenKilled = hostTierRows
+    ? settle(phase1.then(async () => killAfterCommit(t, await sessionRoot(t, 'kill3'), 'linked worktree', true)))
+    : notStarted<Awaited<ReturnType<typeof killAfterCommit>>>();
+  const committedThenLauncherKilled = hostTierRows
+    ? settle(phase1.then(async () => killAfterCommit(t, await sessionRoot(t, 'kill4'), 'plain repository', false)))
+    : notStarted<Awaited<ReturnType<typeof killAfterCommit>>>();
   const diskFilled = settle(phase1.then(() => diskSession(t)));
   const bombed = settle(Promise.all([killedAlone, killedWithSentinel, committedThenKilled, committedThenLauncherKilled, diskFilled]).then(() => forkBombSession(t)));
   // The floods last, one at a time: each measures the launcher's memory and the host's share.
-  const filesFlooded = settle(bombed.then(() => filesFlood(t)));
-  const namesFlooded = settle(filesFlooded.then(() => egressFlood(t, 'distinct')));
-  const denialsFlooded = settle(namesFlooded.then(() => egressFlood(t, 'identical')));
+  const filesFlooded = hostTierRows ? settle(bombed.then(() => filesFlood(t))) : notStarted<Awaited<ReturnType<typeof filesFlood>>>();
+  const namesFlooded = hostTierRows ? settle(filesFlooded.then(() => egressFlood(t, 'distinct'))) : notStarted<Awaited<ReturnType<typeof egressFlood>>>();
+  const denialsFlooded = hostTierRows ? settle(namesFlooded.then(() => egressFlood(t, 'identical'))) : notStarted<Awaited<ReturnType<typeof egressFlood>>>();
   return { probed, git, store, storeControl, pinControl, timedOut, planted, names, killedAlone, killedWithSentinel, committedThenKilled, committedThenLauncherKilled, diskFilled, bombed, filesFlooded, namesFlooded, denialsFlooded };
 }

@@ -24,6 +24,13 @@ export { agentUid };
 /** The in-session helper programs (sc.pl, net-probe.js, ...), copied into a workspace. */
 export const helperDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'escape');
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/**
+ * How many times longer the suite waits: 10 in the VM tier's guest (AGENT_SANDBOX_TIER=vm, set
+ * by vm/guest/run-in-guest.sh), where CPU emulation makes everything 10-20 times slower, 1 on
+ * the host. It widens the waits and timeouts, and the two time bounds the kill and --timeout
+ * rows state (their exact bounds are proved on the host tier).
+ */
+export const patience = process.env['AGENT_SANDBOX_TIER'] === 'vm' ? 10 : 1;
 
 /** testkit's session root, whose host HOME always holds the canary codex credential. */
 export type SessionRoot = TestkitRoot & { credential: string };
@@ -81,7 +88,7 @@ export function launcherEnv(r: SessionRoot): Record<string, string> {
 }
 
 /** `agent-sandbox run ... --agent-bin BIN -- ARGS`; never rejects. */
-export function launch(r: SessionRoot, ws: Workspace, agentBin: string, agentArgs: string[], extra: string[] = [], timeoutMs = 180_000): Launched {
+export function launch(r: SessionRoot, ws: Workspace, agentBin: string, agentArgs: string[], extra: string[] = [], timeoutMs = 180_000 * patience): Launched {
   const started = Date.now();
   const child = execa(binPath('agent-sandbox'), ['run', ...sessionFlags(r, ws, extra), '--agent-bin', agentBin, '--', ...agentArgs], {
     env: launcherEnv(r),
@@ -106,7 +113,7 @@ export async function launcherCommand(r: SessionRoot, ws: Workspace, command: st
     env: launcherEnv(r),
     extendEnv: false,
     reject: false,
-    timeout: 120_000,
+    timeout: 120_000 * patience,
   });
   return { exitCode: out.exitCode ?? -1, stdout: String(out.stdout), stderr: String(out.stderr), ms: Date.now() - started };
 }
