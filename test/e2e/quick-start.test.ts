@@ -46,7 +46,7 @@ t.test('setup puts every tool on PATH; workspace new, then run --runtime codex b
   const run = await user('agent-sandbox', 'run', '--runtime', 'codex', '--workspace', 'fix-1', '--', '--version');
   t.equal(run.exitCode, 0, String(run.stderr));
   t.match(String(run.stdout), /^codex-cli \d+\.\d+\.\d+/, 'the real Codex CLI ran in the session');
-  t.equal(String(run.stderr), '', 'and nothing else was said');
+  t.equal(String(run.stderr), 'agent-sandbox: session fix-1 ended: exit 0, exited', 'and nothing else was said but how the session ended (the last line)');
   const list = await user('agent-sandbox', 'workspace', 'list', '--json');
   t.match(JSON.parse(String(list.stdout)).workspaces, [{ id: 'fix-1', repository: repo, branch: 'agent/fix-1', lastSession: { outcome: 'ran', exitCode: 0 } }]);
   const ready = await user('agent-sandbox', 'doctor', '--runtime', 'codex');
