@@ -13,7 +13,8 @@ import { sessionNeeds, sessionFixture, type SessionFixture } from './fixtures/se
 import { nothingLeft } from './fixtures/session-fixture.js';
 
 /** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
-const requirements = sessionNeeds({ images: ['localhost/agent-sandbox-agents:latest', 'localhost/agent-sandbox-busybox:latest'] });
+// root: its rows run the launcher as uid 1000 through setpriv --reuid.
+const requirements = sessionNeeds({ root: true, images: ['localhost/agent-sandbox-agents:latest', 'localhost/agent-sandbox-busybox:latest'] });
 
 interface Row {
   claim: string;

@@ -13,7 +13,7 @@ const files =
     ? { memory: '/sys/fs/cgroup/memory.max', pids: '/sys/fs/cgroup/pids.max' }
     : { memory: '/sys/fs/cgroup/memory/memory.limit_in_bytes', pids: '/sys/fs/cgroup/pids/pids.max' };
 
-t.test('a --memory 256m --pids 64 session reads memory 268435456 and pids 64 inside, and its status passes through', needs({ root: true, podman: true, images: [image] }), async (t) => {
+t.test('a --memory 256m --pids 64 session reads memory 268435456 and pids 64 inside, and its status passes through', needs({ podman: true, images: [image] }), async (t) => {
   const fx = await sessionFixture(t, 'limits');
   const flags = fx.flags.filter((f, i, all) => f !== '--agent-bin' && all[i - 1] !== '--agent-bin');
   const script = `echo "memory=$(cat ${files.memory}) pids=$(cat ${files.pids})"; exit 5`;
