@@ -12,11 +12,11 @@
  * configuration, and a session that runs `npm install` would otherwise list thousands.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync } from 'node:fs';
+import { readlinkSync } from 'node:fs';
 import { fsPath, type NamedEntry } from '@agent-sandbox/shared/byte-names';
 import { boundedList } from '@agent-sandbox/shared/bounded-list';
 import type { HostRunChange, HostRunReport } from '@agent-sandbox/shared/schemas/mount-plan';
-import { clip } from '../store/store-refs.js';
+import { clip, readRegularBounded } from '../store/store-refs.js';
 
 export interface HostRunFile {
   /** Relative to the workspace. */
@@ -42,28 +42,11 @@ export function isHostRunPath(parts: string[]): boolean {
 
 const maxRead = 1 << 20;
 
-function readBounded(path: string): { data: Buffer; mode: number } | undefined {
-  let fd: number;
-  try {
-    fd = openSync(fsPath(path), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    const info = fstatSync(fd);
-    if (!info.isFile()) return undefined;
-    const buffer = Buffer.alloc(Math.min(info.size, maxRead));
-    return { data: buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)), mode: info.mode };
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** What a host tool takes from the file: its content (a package.json: only its scripts), its mode, or a link's target. */
 export function hostRunSignature(path: string, entry: NamedEntry): string | undefined {
   if (entry.type.isSymbolicLink()) return `link:${readlinkSync(fsPath(path), 'buffer').toString('hex')}`;
   if (!entry.type.isFile()) return undefined;
-  const read = readBounded(path);
+  const read = readRegularBounded(path, maxRead);
   if (!read) return undefined;
   const { data } = read;
   let body: Buffer | string = data;

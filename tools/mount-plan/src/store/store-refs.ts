@@ -54,8 +54,8 @@ export function hostRefsSnapshot(place: Pick<GitPlace, 'gitDir'>): { text: strin
   return { text: `# pack-refs with: sorted \n${lines.map((l) => `${l}\n`).join('')}`, count: lines.length };
 }
 
-/** At most `max` bytes of a regular file, following no link; undefined when it is anything else. */
-export function readPlainBounded(path: string, max: number): Buffer | undefined {
+/** At most `max` bytes of a regular file and its mode, following no link; undefined when it is anything else. */
+export function readRegularBounded(path: string, max: number): { data: Buffer; mode: number } | undefined {
   let fd: number;
   try {
     fd = openSync(fsPath(path), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -66,11 +66,15 @@ export function readPlainBounded(path: string, max: number): Buffer | undefined 
     const info = fstatSync(fd);
     if (!info.isFile()) return undefined;
     const buffer = Buffer.alloc(Math.min(info.size, max));
-    const got = readSync(fd, buffer, 0, buffer.length, 0);
-    return buffer.subarray(0, got);
+    return { data: buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)), mode: info.mode };
   } finally {
     closeSync(fd);
   }
+}
+
+/** At most `max` bytes of a regular file, following no link; undefined when it is anything else. */
+export function readPlainBounded(path: string, max: number): Buffer | undefined {
+  return readRegularBounded(path, max)?.data;
 }
 
 /** Names read without loss (shared/byte-names): a ref named with bytes that are not UTF-8 is still read and counted. */
