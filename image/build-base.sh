@@ -48,6 +48,10 @@ PACKAGES=(
   procps
   # Essential in bookworm already (setpriv, flock, findmnt); listed so the intent is explicit.
   util-linux
+  # A byte-for-byte forwarder between a TCP port on the container's loopback and a unix socket
+  # in a directory the launcher mounts: the well-kept standard tool for the session's relays
+  # (about 1 MB with its libraries; it starts in a millisecond where a node relay takes tens).
+  socat
   # Not included: python3-minimal (~25 MB with libpython; nothing here needs it, add it when an
   # agent workflow does), openssh-client (sessions run with --network=none by default),
   # locales (C.UTF-8 is built into glibc and set as LANG below).
