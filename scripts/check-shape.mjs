@@ -7,6 +7,7 @@
 //   leaves its old name behind in the comments that explained it);
 // - no source folder without tests: each folder under a package's src/ has a test folder of the
 //   same name under its test/ holding at least one *.test.ts (tests mirror the source).
+// `node scripts/check-shape.mjs [REPO]`: this repository, or another git work tree.
 import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
@@ -17,7 +18,8 @@ const maxFunctionLines = 60;
 const maxTestFunctionLines = 80;
 const roots = ['lib', 'tools', 'scripts', 'test', 'vm'];
 const skip = new Set(['node_modules', 'dist', 'fixtures', 'build', 'agents']);
-const repo = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+// The repository checked: this one, or the one named (the check's own tests give it a small one).
+const repo = path.resolve(process.argv[2] ?? path.join(path.dirname(new URL(import.meta.url).pathname), '..'));
 process.chdir(repo);
 
 function* sources(dir) {
@@ -38,13 +40,12 @@ function functionName(node, source) {
 }
 
 /** Files over the line limit without a reason in their header, and functions over theirs. */
-function lengthProblems(file, text) {
+function lengthProblems(file, text, source) {
   const problems = [];
   const lines = text.split('\n').length;
   if (lines > maxFileLines && !/^\s*(\*|\/\/)\s*Long because/m.test(text.slice(0, 2000))) {
     problems.push(`${file}: ${lines} lines (over ${maxFileLines}; split it, or say in its header "Long because ...")`);
   }
-  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const visit = (node) => {
     if (ts.isFunctionLike(node) && 'body' in node && node.body) {
       const start = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
@@ -70,7 +71,24 @@ const basenames = new Set(tracked.map((f) => path.basename(f)));
  * Data files (auth.json, store.json) are names of what a program writes, not of our sources.
  */
 const fileNamePattern = /(?<![\w@/.-])((?:\.{1,2}\/)?(?:[\w@.-]+\/)*[A-Za-z][\w.-]*\.(?:ts|cts|mts|mjs|cjs|sh|md))(?![\w/-])/g;
-const commentPattern = { js: /\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, sh: /(?<=^|\s)#[^\n]*/g };
+
+/**
+ * The comments of a file, with their offsets: for code, the comment ranges TypeScript's parser
+ * attaches before and after each token (so `//` inside a string or a template is no comment);
+ * for shell, `#` to the line's end.
+ */
+function commentsOf(file, text, source) {
+  if (!source) return [...text.matchAll(/(?<=^|\s)#[^\n]*/g)].map((m) => ({ at: m.index, text: m[0] }));
+  const ranges = new Map();
+  const collect = (list) => list?.forEach((r) => ranges.set(r.pos, r.end));
+  const visit = (node) => {
+    collect(ts.getLeadingCommentRanges(text, node.getFullStart()));
+    collect(ts.getTrailingCommentRanges(text, node.getEnd()));
+    for (const child of node.getChildren(source)) visit(child);
+  };
+  visit(source);
+  return [...ranges].map(([pos, end]) => ({ at: pos, text: text.slice(pos, end) }));
+}
 
 /** Whether a name in `file`'s comment is one of our files, read as a reader of that file would. */
 function namesExisting(file, name) {
@@ -82,13 +100,12 @@ function namesExisting(file, name) {
   return name.includes('/') ? tracked.some((t) => t.endsWith(`/${name.replace(/^\.\//, '')}`)) : basenames.has(name);
 }
 
-function staleNameProblems(file, text) {
+function staleNameProblems(file, text, source) {
   const problems = [];
-  const kind = /\.(sh)$/.test(file) || file.startsWith('.ci/') ? 'sh' : 'js';
-  for (const comment of text.matchAll(commentPattern[kind])) {
-    for (const m of comment[0].matchAll(fileNamePattern)) {
+  for (const comment of commentsOf(file, text, source)) {
+    for (const m of comment.text.matchAll(fileNamePattern)) {
       if (namesExisting(file, m[1])) continue;
-      const line = text.slice(0, comment.index + m.index).split('\n').length;
+      const line = text.slice(0, comment.at + m.index).split('\n').length;
       problems.push(`${file}:${line}: a comment names ${m[1]}, which is not a file here (renamed or removed? say what it is now)`);
     }
   }
@@ -101,7 +118,7 @@ const hasTest = (dir) => existsSync(dir) && readdirSync(dir, { recursive: true }
 
 function untestedFolders() {
   const problems = [];
-  for (const group of ['tools', 'lib']) {
+  for (const group of ['tools', 'lib'].filter((g) => existsSync(g))) {
     for (const pkg of readdirSync(group)) {
       const src = path.join(group, pkg, 'src');
       if (!existsSync(src)) continue;
@@ -118,10 +135,11 @@ function untestedFolders() {
 // ---- all of it -------------------------------------------------------------------------------
 
 const problems = [];
-for (const root of roots) {
+for (const root of roots.filter((r) => existsSync(r))) {
   for (const file of sources(root)) {
     const text = readFileSync(file, 'utf8');
-    problems.push(...lengthProblems(file, text), ...staleNameProblems(file, text));
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    problems.push(...lengthProblems(file, text, source), ...staleNameProblems(file, text, source));
   }
 }
 for (const file of tracked.filter((f) => /\.sh$/.test(f) || f === '.ci/run')) problems.push(...staleNameProblems(file, readFileSync(file, 'utf8')));
