@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Assemble one run's payload directory for the VM tier (vm/run.sh makes a disk of it):
-#   guest/               vm/guest/run-in-guest.sh (+ exec.sh for --exec)
+#   guest/               vm/guest/run-in-guest.sh (+ the --exec FILE, copied in as the guest's exec script)
 #   suite/               root.list, user.list (from vm/suite.txt)
 #   bin/node             the host's node binary (node 20 runs in the guest as it is)
 #   checkout-root/       the built checkout (dist/, node_modules), owned by root

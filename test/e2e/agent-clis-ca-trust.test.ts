@@ -32,7 +32,7 @@ const rows: Row[] = (['codex', 'claude'] as const).flatMap((runtime): Row[] => [
   { runtime, label: "SSL_CERT_FILE naming A drops the image's roots (it replaces)", env: { SSL_CERT_FILE: '/m/a/ca.crt' }, bundleHoldsB: true, reached: false },
 ]);
 
-/** This machine lacks CAP_SYS_RESOURCE: podman's default rlimits fail (DESIGN.md). */
+/** This machine lacks CAP_SYS_RESOURCE: podman's default rlimits fail (docs/design.md). */
 const ulimits = ['--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096'];
 const dir = await tempDir(t, 'astest-trust-');
 let cert: { certFile: string; keyFile: string };

@@ -1,7 +1,7 @@
 // Denial proofs, checked from inside real containers started by bin/sandbox-run: no
 // capabilities, NoNewPrivs, a mount table that is exactly an allowlist with each mount's
 // ro/rw flag, read-only secrets, no other session, no host root/home/podman socket, and
-// writes only where the session may write. (Replaces denial-proofs.sh's mount *count*.)
+// writes only where the session may write. (Replaces the original spec's denial-proof script, which counted mounts.)
 import t from 'tap';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { readdirSync, rmSync, statSync } from 'node:fs';

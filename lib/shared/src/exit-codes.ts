@@ -1,5 +1,5 @@
 /**
- * The exit-code table of shared/DESIGN.md, the one place it is written down: each exit's number,
+ * The exit-code table of docs/design.md, the one place it is written down: each exit's number,
  * a few words for `--help` and its meaning for the READMEs (whose tables are generated from it:
  * scripts/write-docs.mjs). 0..79 (and anything the contained command returns) is the agent's own
  * status, passed through unchanged; our own refusals use 80..92 so a caller can tell "the agent

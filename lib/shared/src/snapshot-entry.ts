@@ -8,7 +8,7 @@
  *
  * What the blob holds is the heap after the bundle's top level ran: so that top level must not
  * read the environment, the arguments or the clock, and must not load the builtins node 18
- * cannot snapshot (child_process, net: load them in `main`, through ./builtins.cjs). `main`
+ * cannot snapshot (child_process, net: load them in `main`, through a lazy require, as egress-proxy's snapshot-builtins.cts does). `main`
  * reads process.argv as a script would: the image's launcher script passes the bundle's path
  * where a script's path would be (`node --snapshot-blob B -- bundle.js ARGS...`).
  */

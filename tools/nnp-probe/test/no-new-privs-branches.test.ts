@@ -24,7 +24,7 @@ t.test('without no-new-privs the probe reports 0 and no re-exec, and the report 
   t.equal(r.json.noNewPrivs, false);
   t.equal(r.json.reexec, false);
   t.same(r.json.argv, []);
-  t.equal(r.json.systemdVersion, 252, 'systemd here is 252 (DESIGN.md)');
+  t.equal(r.json.systemdVersion, 252, 'systemd here is 252 (docs/design.md)');
 });
 
 t.test('under setpriv --no-new-privs the probe reports 1 and the systemd-run argv', async (t) => {

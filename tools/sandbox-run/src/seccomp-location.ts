@@ -17,7 +17,7 @@ export const seccompProfileName = 'agent-sandbox.json';
 /**
  * The profile for code running from `dist`. The code is always in some tools/<tool>/dist
  * (sandbox-run's own dist/*.js, its bundle, or a bundle it is part of, e.g. the launcher's
- * tools/agent-sandbox/dist/agent-sandbox.bundle.cjs), so one rule covers all of them:
+ * the launcher's bundle in tools/agent-sandbox/dist), so one rule covers all of them:
  * <dist>/../../sandbox-run/seccomp/agent-sandbox.json.
  */
 export function seccompProfilePath(dist: string = codeDir(import.meta.url)): string {

@@ -2,10 +2,10 @@
  * `agent-sandbox log [--ledger FILE] [-n N] [--json]`: the recent sessions in words, one row
  * each, oldest first: when it started, which workspace and runtime, where, how it ended (the
  * exit status and the reason), how long it took, its peaks and its egress (what the broker
- * allowed, which hosts it refused and why). The table is human text, on stderr like every
- * tool's; `--json` prints the ledger's own lines on stdout, unchanged (JSON lines, schema
- * agent-sandbox.ledger-line). Reads the rotated `<ledger>.1` too when -n reaches past the
- * current file.
+ * allowed, which hosts it refused and why). The table is what the command is for, so it goes
+ * to stdout (`agent-sandbox log | less` pages it); `--json` prints the ledger's own lines on
+ * stdout instead, unchanged (JSON lines, schema agent-sandbox.ledger-line). "No sessions" is a
+ * note, on stderr. Reads the rotated `<ledger>.1` too when -n reaches past the current file.
  */
 import path from 'node:path';
 import { ToolError, type CommandSpec } from '@agent-sandbox/shared';
@@ -43,7 +43,7 @@ function countOf(value: unknown): number {
 export function logCommand(entry: Entry): CommandSpec {
   return {
     name: 'log',
-    describe: 'the recent sessions: when, which workspace, how each ended, peaks and egress (a table on stderr; --json: the ledger lines on stdout)',
+    describe: 'the recent sessions: when, which workspace, how each ended, peaks and egress (a table on stdout; --json: the ledger lines instead)',
     options: [
       { flag: 'ledger', type: 'string', describe: 'the ledger to read (default ${XDG_STATE_HOME:-~/.local/state}/agent-sandbox/ledger.jsonl; its .1 too when needed)' },
       { flag: 'n', type: 'string', describe: `how many sessions, the most recent (default ${defaultCount})` },
@@ -62,7 +62,8 @@ export function logCommand(entry: Entry): CommandSpec {
         entry.writeStdout(lines.map(({ raw }) => `${raw}\n`).join(''));
         return {};
       }
-      for (const row of formatLog(lines.map(({ line }) => line), ledgerFile)) ctx.log(row);
+      if (lines.length === 0) ctx.log(`no sessions in ${forTerminal(ledgerFile)}`);
+      else entry.writeStdout(formatLog(lines.map(({ line }) => line), ledgerFile).map((row) => `${row}\n`).join(''));
       return {};
     },
   };

@@ -3,7 +3,7 @@
  * two ceilings, bytes and files. What the session writes is its workspace's and home's growth
  * over their size at the start: allocated bytes as `du` counts them (hard links once, one
  * filesystem), and names as `find` lists them (files, directories, links: empty files cost no
- * bytes, so only this count sees a loop of them; disk-usage.ts says why not `du --inodes`).
+ * bytes, so only this count sees a loop of them; usage.ts says why not `du --inodes`).
  * The file ceiling is derived from --disk (limits.ts filesForDisk: one per 16 KiB), at most
  * half the free inodes.
  *

@@ -19,7 +19,7 @@ export function defaultLedgerPath(env: NodeJS.ProcessEnv, home: string): string 
   return path.join(state, 'agent-sandbox', 'ledger.jsonl');
 }
 
-/** The line as it is written: cut to under 64 KiB when it is over (ledger-bound.ts). */
+/** The line as it is written: cut to under 64 KiB when it is over (bound.ts). */
 export function boundedLedgerLine(line: LedgerLine): LedgerLine {
   return boundLine(line, (l) => LedgerLine(l));
 }

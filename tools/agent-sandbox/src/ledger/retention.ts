@@ -1,6 +1,6 @@
 /**
  * What the launcher keeps per session does not pile up across thousands of sessions. Per
- * session it keeps, beside the ledger (which rotates itself, ledger-rotate.ts):
+ * session it keeps, beside the ledger (which rotates itself, rotate.ts):
  *
  * - `<state>/egress/<id>-<runId>.jsonl`: the broker's attempt log (8 MiB at most each);
  * - `<state>/logs/<id>-<time>.log`: exec mode's log of the agent's output.

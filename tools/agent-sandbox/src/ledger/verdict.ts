@@ -99,7 +99,7 @@ export function refusedLine(identity: SessionIdentity, err: unknown, extra: Pick
 
 /**
  * Writes the ledger line and the result file; a failure to write either is reported, not
- * hidden. Both get the line as bounded (under 64 KiB, ledger-bound.ts), which is returned.
+ * hidden. Both get the line as bounded (under 64 KiB, bound.ts), which is returned.
  */
 export function recordVerdict(targets: VerdictTargets, line: LedgerLine, log: (l: string) => void): LedgerLine {
   let written = line;

@@ -5,7 +5,7 @@
  * - a git store kept after a failed import (mount-plan's kept-store.ts): its import is retried
  *   under the workspace's lock (a session starting there meanwhile is told why it is busy), at
  *   most maxImportRetries times by launcher starts; then it waits for the user, and every start
- *   says so in one line. The next session in that workspace retries it too (git-audit.ts).
+ *   says so in one line. The next session in that workspace retries it too (git/audit.ts).
  * - `<root>/git-views/<id>`, the git view of an older launcher that died: removed, once no
  *   session holds that workspace's lock, beneath the root without following any link.
  */

@@ -109,7 +109,7 @@ export async function sweepRecord(record: SessionRecord, root: string, lock: Hel
     } catch {
       // a parent that cannot be removed now is removed by a later sweep
     }
-    // The line may have gone to the older file if the ledger rotated since (ledger-rotate.ts).
+    // The line may have gone to the older file if the ledger rotated since (ledger/rotate.ts).
     if (!ledgerHasRun(record.ledgerFile, record.runId) && !ledgerHasRun(rotatedLedger(record.ledgerFile), record.runId)) {
       const now = new Date().toISOString();
       recordVerdict(

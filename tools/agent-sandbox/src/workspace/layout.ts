@@ -1,6 +1,6 @@
 /**
  * Where a session lives on a node, fixed once per launch: the permitted root (default
- * $HOME/sandbox), the workspace pinned at <root>/workspaces/<id> (shared/DESIGN.md), the
+ * $HOME/sandbox), the workspace pinned at <root>/workspaces/<id> (docs/design.md), the
  * session home <root>/homes/<id>, the staged credential copies <root>/secrets/<id>, and the
  * session's lock and record <root>/sessions/<id>.{lock,json}. The session id is the workspace
  * id: one session per workspace at a time, enforced by the lock. The workspace is checked with

@@ -1,8 +1,8 @@
 /**
  * `agent-sandbox workspace new ID --repo DIR [--branch NAME] [--from REF]`: a linked worktree
  * of the repository at <root>/workspaces/<id> on its own branch (default agent/<id>, from the
- * repository's HEAD), given to the agent for the mode (git-grant.ts), checked with the same
- * mount plan a session uses, and recorded (workspace-record.ts) so sessions there need no
+ * repository's HEAD), given to the agent for the mode (git/grant.ts), checked with the same
+ * mount plan a session uses, and recorded (record.ts) so sessions there need no
  * --git-root. The root is made when missing: this is how the first workspace comes to be.
  * Refused: an id in use (80), a busy id (92), a directory that is not a git repository (80).
  */

@@ -37,12 +37,12 @@ async function ledgerWith(t: Parameters<typeof tempDir>[0], current: LedgerLine[
   return { ledger, env: { HOME: dir, PATH: process.env['PATH'] ?? '/usr/bin:/bin' } };
 }
 
-t.test('a table of the recent sessions on stderr: when, which workspace, how each ended, peaks and egress', async (t) => {
+t.test('a table of the recent sessions on stdout, so it pipes: when, which workspace, how each ended, peaks and egress', async (t) => {
   const { ledger, env } = await ledgerWith(t, [line(1), line(2, { outcome: 'refused', reason: 'workspace-busy', exitCode: 92, peak: null }), refusedByBroker]);
   const out = await runBin('agent-sandbox', ['log', '--ledger', ledger], { env });
   t.equal(out.exitCode, 0, out.stderr);
-  t.equal(out.stdout, '', 'nothing on stdout: the table is text for a person');
-  const rows = out.stderr.trimEnd().split('\n');
+  t.equal(out.stderr, '', 'nothing on stderr: the table is the output (agent-sandbox log | less)');
+  const rows = out.stdout.trimEnd().split('\n');
   t.match(rows[0], /^STARTED\s+WORKSPACE\s+RUNTIME\s+HOST\s+ENDED\s+TOOK\s+PEAK\s+EGRESS$/);
   t.equal(rows.length, 4, 'a header and one row per session; a line that is not the ledger\'s is skipped');
   t.match(rows[1], /^2026-01-01T10:01:00Z\s+ws-1\s+codex\s+local\s+exit 0 exited\s+1m15s\s+512m 12 pids 3\.3s cpu\s+-$/);
@@ -54,9 +54,9 @@ t.test('-n N: the last N sessions, from the rotated .1 too when the ledger holds
   const { ledger, env } = await ledgerWith(t, [line(5), line(6)], [line(1), line(2), line(3), line(4)]);
   const three = await runBin('agent-sandbox', ['log', '--ledger', ledger, '-n', '3'], { env });
   t.equal(three.exitCode, 0, three.stderr);
-  t.same(three.stderr.trimEnd().split('\n').slice(1).map((r) => r.split(/\s+/)[1]), ['ws-4', 'ws-5', 'ws-6'], 'oldest first, the newest last');
+  t.same(three.stdout.trimEnd().split('\n').slice(1).map((r) => r.split(/\s+/)[1]), ['ws-4', 'ws-5', 'ws-6'], 'oldest first, the newest last');
   const one = await runBin('agent-sandbox', ['log', '--ledger', ledger, '-n', '1'], { env });
-  t.same(one.stderr.trimEnd().split('\n').slice(1).map((r) => r.split(/\s+/)[1]), ['ws-6']);
+  t.same(one.stdout.trimEnd().split('\n').slice(1).map((r) => r.split(/\s+/)[1]), ['ws-6']);
   const bad = await runBin('agent-sandbox', ['log', '--ledger', ledger, '-n', 'lots'], { env });
   t.equal(bad.exitCode, 80);
   t.match(bad.stderr, /-n: expected a whole number of sessions/);

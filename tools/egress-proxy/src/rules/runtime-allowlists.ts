@@ -1,7 +1,7 @@
 /**
  * The hosts each runtime needs, as data: one row per runtime, like cred-stage's credential
  * table (tools/cred-stage/src/credential-table.ts), whose runtimes these rows must match
- * (test/runtime-allowlists.test.ts). The launcher reads `egressAllowlist(runtime)` for the
+ * (test/rules/runtime-allowlists.test.ts). The launcher reads `egressAllowlist(runtime)` for the
  * default of `run` and `exec`; `--allow-host` extends it.
  */
 import type { RuntimeName } from '@agent-sandbox/shared/schemas/agent-sandbox';

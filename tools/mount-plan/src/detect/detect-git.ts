@@ -1,6 +1,6 @@
 /**
  * What kind of git checkout the workspace is, and where its git metadata lies
- * (git-view.ts turns that into mounts).
+ * (store/git-store.ts and plan-mounts.ts turn that into mounts).
  *
  * - none: no `.git` at the workspace's top.
  * - repo: `.git` is a directory inside the workspace.

@@ -1,7 +1,7 @@
 /**
  * The one way a session's work comes home into a host repository, for a local session (from
  * its store: finish-store.ts), on a dispatch node (the same, into the node's mirror) and on the
- * dispatching client (from the bundle the node returned: agent-sandbox's dispatch-work.ts):
+ * dispatching client (from the bundle the node returned: agent-sandbox's dispatch/carry-work.ts):
  *
  * 1. a fetch of exactly one ref from the source (a repository the launcher made, or a bundle)
  *    with full object checks (`transfer.fsckObjects`: index-pack --strict on every object, then

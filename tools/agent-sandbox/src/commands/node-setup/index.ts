@@ -1,5 +1,5 @@
 /**
- * `agent-sandbox node-setup`: the command's wiring (node-setup.ts does the work). Each step on
+ * `agent-sandbox node-setup`: the command's wiring (provision.ts does the work). Each step on
  * stderr as it went, then what the client's hosts registry needs for this node; `--json`
  * prints the document.
  */

@@ -1,6 +1,6 @@
 /**
- * The receiver's end of the ssh connection, on the process's fd 0 (only tool.ts, the entry,
- * hands it out).
+ * The receiver's end of the ssh connection, on the process's fd 0 (only the entry,
+ * commands/index.ts, hands it out).
  */
 import type { Channel } from './receiver.js';
 

@@ -3,7 +3,7 @@
 // open and waiting ones, connections are refused or closed unread, and all of them are counted.
 import net from 'node:net';
 import t from 'tap';
-import { ask, brokerSession, connectBroker } from './fixtures/broker-session.js';
+import { ask, brokerSession, connectBroker } from '../fixtures/broker-session.js';
 
 // A slow rate (2/s), so that the half second a loaded machine may take to open 11 connections
 // refills less than one token: which of them must wait does not depend on the machine's load.

@@ -1,7 +1,7 @@
 // The name rules as a table: exact hosts, *.domain (strict subdomains only), port defaults,
 // deny wins, IPv6 literals, case and trailing dots; and the entries the config refuses.
 import t from 'tap';
-import { decideTarget, parseEntry, parsePolicy, parseTarget } from '../dist/index.js';
+import { decideTarget, parseEntry, parsePolicy, parseTarget } from '../../dist/index.js';
 
 type Row = [allow: string[], deny: string[], target: string, rule: string, entry?: string | null];
 

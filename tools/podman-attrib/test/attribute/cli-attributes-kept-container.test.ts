@@ -5,8 +5,8 @@ import { cgroupMode, validateDocument } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
 import { PodmanAttribOutput } from '@agent-sandbox/shared/validators/podman-attrib';
 import { containerName, runBin } from '@agent-sandbox/testkit';
-import { sessionParent } from '../dist/cgroup/session-parent.js';
-import { busybox, hardening, sessionId } from './fixtures/session-kit.js';
+import { sessionParent } from '../../dist/cgroup/session-parent.js';
+import { busybox, hardening, sessionId } from '../fixtures/session-kit.js';
 
 interface Row {
   claim: string;

@@ -8,8 +8,8 @@ import { chmod, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { binPath, startFakeInternet, tempDir } from '@agent-sandbox/testkit';
 import { validateDocument } from '@agent-sandbox/shared/json-input';
 import { EgressAttempt, EgressServeOutput } from '@agent-sandbox/shared/validators/egress-proxy';
-import { startBroker } from '../dist/index.js';
-import { ask, brokerSession, connectBroker, readHead, socketDir } from './fixtures/broker-session.js';
+import { startBroker } from '../../dist/index.js';
+import { ask, brokerSession, connectBroker, readHead, socketDir } from '../fixtures/broker-session.js';
 
 const fi = await startFakeInternet(t, { dir: await tempDir(t, 'astest-fi-') });
 const noResolve = async (): Promise<string[]> => {

@@ -1,7 +1,7 @@
 // The decision rules, pure, row by row; and the log parsers on real record shapes.
 import t from 'tap';
-import { decide, findKernelEvents, parseKmsgRecord, signalOfStatus } from '../dist/index.js';
-import { pidsPeak } from '../dist/cgroup/counters.js';
+import { decide, findKernelEvents, parseKmsgRecord, signalOfStatus } from '../../dist/index.js';
+import { pidsPeak } from '../../dist/cgroup/counters.js';
 
 const oomLine = (path: string) =>
   `oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=libpod-ab,mems_allowed=0,oom_memcg=${path},task_memcg=${path},task=sh,pid=4290,uid=0`;

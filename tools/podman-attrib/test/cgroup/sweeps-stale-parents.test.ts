@@ -10,12 +10,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { cgroupManager } from '@agent-sandbox/shared';
-import { cgroupLayout, parentPath, removeParent } from '../dist/cgroup/cgroup-tree.js';
-import { untilParentEmpty } from '../dist/cgroup/parent-empty.js';
-import { prepareAttribution } from '../dist/attribute/prepare.js';
-import { ownerDir, sweepStaleParents } from '../dist/cgroup/stale-parents.js';
+import { cgroupLayout, parentPath, removeParent } from '../../dist/cgroup/cgroup-tree.js';
+import { untilParentEmpty } from '../../dist/cgroup/parent-empty.js';
+import { prepareAttribution } from '../../dist/attribute/prepare.js';
+import { ownerDir, sweepStaleParents } from '../../dist/cgroup/stale-parents.js';
 
-const prepareModule = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'attribute', 'prepare.js');
+const prepareModule = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'attribute', 'prepare.js');
 const isRoot = process.getuid?.() === 0;
 // With systemd the parent is a slice systemd makes only once a container starts in it (and
 // stops with systemctl); this file proves the sweep of cgroupfs parents, made by prepare itself.

@@ -6,8 +6,8 @@ import { execa } from 'execa';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile, chmod } from 'node:fs/promises';
 import { binPath, imageExists, sessionImage, startFakeInternet, tempDir } from '@agent-sandbox/testkit';
-import { socketDir } from './fixtures/broker-session.js';
-import { runProbes, type Probe } from './fixtures/session-container.js';
+import { socketDir } from '../fixtures/broker-session.js';
+import { runProbes, type Probe } from '../fixtures/session-container.js';
 
 if (!(await imageExists(sessionImage))) throw new Error(`${sessionImage} is missing: run image/build-all.sh`);
 const fi = await startFakeInternet(t, { dir: await tempDir(t, 'astest-fi-') });

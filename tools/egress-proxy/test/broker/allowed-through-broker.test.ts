@@ -6,7 +6,7 @@ import t from 'tap';
 import tls from 'node:tls';
 import { createHash, randomBytes } from 'node:crypto';
 import { startFakeInternet, tempDir } from '@agent-sandbox/testkit';
-import { ask, brokerSession, connectBroker, httpsVia, readHead, readToEnd } from './fixtures/broker-session.js';
+import { ask, brokerSession, connectBroker, httpsVia, readHead, readToEnd } from '../fixtures/broker-session.js';
 
 const fi = await startFakeInternet(t, { dir: await tempDir(t, 'astest-fi-') });
 

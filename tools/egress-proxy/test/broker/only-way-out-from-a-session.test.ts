@@ -5,8 +5,8 @@
 import t from 'tap';
 import net from 'node:net';
 import { imageExists, sessionImage, startFakeInternet, tempDir } from '@agent-sandbox/testkit';
-import { brokerSession } from './fixtures/broker-session.js';
-import { runProbes, type Probe } from './fixtures/session-container.js';
+import { brokerSession } from '../fixtures/broker-session.js';
+import { runProbes, type Probe } from '../fixtures/session-container.js';
 
 if (!(await imageExists(sessionImage))) throw new Error(`${sessionImage} is missing: run image/build-all.sh`);
 

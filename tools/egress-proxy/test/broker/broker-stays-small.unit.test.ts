@@ -5,7 +5,7 @@
 import t from 'tap';
 import { validateDocument } from '@agent-sandbox/shared/json-input';
 import { EgressLogLine, EgressSummary, type EgressAttempt } from '@agent-sandbox/shared/validators/egress-proxy';
-import { AttemptLog, SummaryCounter, TokenBucket } from '../dist/index.js';
+import { AttemptLog, SummaryCounter, TokenBucket } from '../../dist/index.js';
 
 const denied = (host: string | null, i = 0, rule = 'not-allowlisted'): EgressAttempt => ({
   time: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, i)).toISOString(),

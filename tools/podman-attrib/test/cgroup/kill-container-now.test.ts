@@ -8,7 +8,7 @@ import path from 'node:path';
 import { cgroupMode } from '@agent-sandbox/shared';
 import { runPodman, spawnPodmanAttached } from '@agent-sandbox/shared/podman';
 import { containerName, hardeningFlags, needs, testCgroupParent } from '@agent-sandbox/testkit';
-import { cgroupLayout, killContainerNow } from '../dist/index.js';
+import { cgroupLayout, killContainerNow } from '../../dist/index.js';
 
 const busybox = 'localhost/agent-sandbox-busybox:latest';
 // Rootless, a parent exists only on cgroup v2 (inside the user's delegated tree).

@@ -9,7 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { repoRoot, tempDir } from '@agent-sandbox/testkit';
 import { copyFile } from 'node:fs/promises';
-import { socketDir } from './fixtures/broker-session.js';
+import { socketDir } from '../fixtures/broker-session.js';
 
 const bundle = path.join(repoRoot, 'image/build/bin/egress-relay');
 if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run \`pnpm run build\``);

@@ -3,7 +3,7 @@
 // inside the user's manager when rootless; and the way back from a --cgroup-parent value.
 // The forms themselves were measured in the VM tier's guest (vm/README.md).
 import t from 'tap';
-import { escapeSliceId, expandSlice, parentFromArg, sessionIdOfSlice, sessionParent } from '../dist/cgroup/session-parent.js';
+import { escapeSliceId, expandSlice, parentFromArg, sessionIdOfSlice, sessionParent } from '../../dist/cgroup/session-parent.js';
 
 t.test('cgroupfs: the parent is /agent-sandbox/<id>, the same for podman and the kernel', async (t) => {
   t.same(sessionParent('a-b.c', { manager: 'cgroupfs', uid: 0 }), { sessionId: 'a-b.c', manager: 'cgroupfs', podmanArg: '/agent-sandbox/a-b.c', relPath: '/agent-sandbox/a-b.c' });

@@ -5,7 +5,7 @@ import t from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { readContainerEvents } from '../dist/verdict/event-log.js';
+import { readContainerEvents } from '../../dist/verdict/event-log.js';
 
 const idA = 'a'.repeat(64);
 const idB = 'b'.repeat(64);

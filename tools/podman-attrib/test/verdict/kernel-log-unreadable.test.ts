@@ -5,9 +5,9 @@ import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { readKmsg } from '../dist/verdict/kernel-log.js';
+import { readKmsg } from '../../dist/verdict/kernel-log.js';
 
-const dist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'verdict', 'kernel-log.js');
+const dist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'verdict', 'kernel-log.js');
 
 t.test('root reads /dev/kmsg and gets records', { skip: process.getuid?.() !== 0 ? 'not root here' : false }, async (t) => {
   const read = readKmsg();

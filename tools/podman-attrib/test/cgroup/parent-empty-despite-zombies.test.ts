@@ -11,8 +11,8 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { cgroupManager, cgroupMode } from '@agent-sandbox/shared';
-import { cgroupLayout, cgroupRoot, parentPath, removeParent, type CgroupLayout } from '../dist/cgroup/cgroup-tree.js';
-import { parentHasTasks, untilParentEmpty } from '../dist/cgroup/parent-empty.js';
+import { cgroupLayout, cgroupRoot, parentPath, removeParent, type CgroupLayout } from '../../dist/cgroup/cgroup-tree.js';
+import { parentHasTasks, untilParentEmpty } from '../../dist/cgroup/parent-empty.js';
 
 const isRoot = process.getuid?.() === 0;
 const skip = !isRoot ? 'needs root (cgroups under /sys/fs/cgroup)' : cgroupManager() === 'systemd' ? 'systemd host: session parents are slices' : false;

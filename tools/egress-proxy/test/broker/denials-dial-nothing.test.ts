@@ -6,8 +6,8 @@
 // connection; control: the same dial from there without the broker reaches every listener.
 import t from 'tap';
 import { startFakeInternet, tempDir } from '@agent-sandbox/testkit';
-import { ask, brokerSession } from './fixtures/broker-session.js';
-import { startHostTargets } from './fixtures/host-targets.js';
+import { ask, brokerSession } from '../fixtures/broker-session.js';
+import { startHostTargets } from '../fixtures/host-targets.js';
 
 const fi = await startFakeInternet(t, { dir: await tempDir(t, 'astest-fi-') });
 /** The broker's host, with listeners: the names the rows resolve, as its /etc/hosts has them. */
@@ -80,7 +80,7 @@ t.test('a name resolved to a public address and then to 127.0.0.1 is resolved on
   const rebinding = () => async (name: string) => (calls += 1) === 1 ? fi.resolve(name) : ['127.0.0.1'];
   const before = await fi.connections('api', 443);
   const { socketPath, lines, broker } = await brokerSession(t, { allow: ['api.openai.com'] }, { fi, resolve: rebinding });
-  const socket = await (await import('./fixtures/broker-session.js')).connectBroker(socketPath);
+  const socket = await (await import('../fixtures/broker-session.js')).connectBroker(socketPath);
   socket.write('CONNECT api.openai.com:443 HTTP/1.1\r\n\r\n');
   await new Promise((resolve) => socket.once('data', resolve));
   socket.destroy();
@@ -92,7 +92,7 @@ t.test('a name resolved to a public address and then to 127.0.0.1 is resolved on
 
 t.test('more attempts than maxConnections at once: the extra one gets 503 too-many-connections and its own line', async (t) => {
   const { socketPath, lines, broker } = await brokerSession(t, { allow: ['api.openai.com'], maxConnections: 1 }, { fi });
-  const { connectBroker } = await import('./fixtures/broker-session.js');
+  const { connectBroker } = await import('../fixtures/broker-session.js');
   const holder = await connectBroker(socketPath); // sends nothing: an open attempt
   await new Promise((r) => setTimeout(r, 50));
   const reply = await ask(socketPath, 'CONNECT api.openai.com:443 HTTP/1.1\r\n\r\n');

@@ -5,7 +5,7 @@
 // differential run of both over 450 000 addresses gave the same rule and text for every one.)
 import t from 'tap';
 import { slotV6Net } from '@agent-sandbox/testkit/fake-internet-net';
-import { parseIp, refuseAddress, type HostInterfaceAddress } from '../dist/index.js';
+import { parseIp, refuseAddress, type HostInterfaceAddress } from '../../dist/index.js';
 
 const host: HostInterfaceAddress[] = [
   { address: '127.0.0.1', family: 'IPv4', cidr: '127.0.0.1/8' },

@@ -5,7 +5,7 @@ import { credentialTable } from '@agent-sandbox/cred-stage';
 import { validateDocument } from '@agent-sandbox/shared/json-input';
 import { EgressCheckOutput, EgressRuntimesOutput } from '@agent-sandbox/shared/validators/egress-proxy';
 import { runBin } from '@agent-sandbox/testkit';
-import { egressAllowlist, parsePolicy, runtimeEgressTable } from '../dist/index.js';
+import { egressAllowlist, parsePolicy, runtimeEgressTable } from '../../dist/index.js';
 
 t.test('one row per runtime of the credential table, in the same order', async (t) => {
   t.same(runtimeEgressTable.map((r) => r.runtime), credentialTable.map((r) => r.runtime));

@@ -2,7 +2,7 @@
 // included) and absolute-URI requests are understood; the upstream gets origin form, the URI's
 // Host and no proxy headers; everything else is a bad request.
 import t from 'tap';
-import { maxHeadBytes, parseHead } from '../dist/index.js';
+import { maxHeadBytes, parseHead } from '../../dist/index.js';
 
 const head = (text: string) => parseHead(Buffer.from(text, 'latin1'));
 
