@@ -5,7 +5,8 @@
 //                                             under the schema's own name
 //   lib/shared/dist/validators/<module>.d.ts  each export typed as Validator<Static<schema>>,
 //                                             plus the Static type under the same name
-// so no tool compiles a schema at start, and a bundle keeps only the validators it imports.
+// so no tool compiles a schema at start, and a bundle keeps only the validators it imports;
+// beside each validator, its schema as plain data (`<Name>Schema`).
 // Run by `pnpm build` after lib/shared is compiled and before the tools are (they import these).
 //
 // Choices, each for a reason:
@@ -21,6 +22,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Ajv from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
+const { optionAnnotations } = await import(pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'lib/shared/dist/options.js')).href);
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const built = path.join(root, 'lib/shared/dist/schemas');
@@ -35,9 +37,17 @@ for (const file of (await readdir(built)).filter((f) => f.endsWith('.js')).sort(
   const module = file.replace(/\.js$/, '');
   const exported = await import(pathToFileURL(path.join(built, file)).href);
   const ajv = new Ajv({ code: { source: true, esm: true, lines: true }, strict: true, unicode: false, logger });
+  // The option layer's annotations (lib/shared/src/options.ts): which flag fills a field, how
+  // --help names a computed default, what a value should be. Annotations only: they check nothing.
+  ajv.addVocabulary(optionAnnotations);
   const names = Object.keys(exported).sort();
+  // Each schema also as plain data (`<Name>Schema`), for the code that reads a schema's own
+  // declarations at run time (the option layer: flags, descriptions, defaults) without loading
+  // TypeBox; a bundle keeps only those it imports.
+  const plain = [];
   for (const name of names) {
     const schema = JSON.parse(JSON.stringify(exported[name]));
+    plain.push(`export const ${name}Schema = ${JSON.stringify(schema)};`);
     if (schema === null || typeof schema !== 'object') throw new Error(`${file}: export ${name} is not a schema; schema modules export only schemas`);
     // Each schema is added under its export name; its $id is dropped so a schema embedded in
     // another (RunLimits in RunPlan) is not registered twice.
@@ -51,9 +61,9 @@ for (const file of (await readdir(built)).filter((f) => f.endsWith('.js')).sort(
     "import type { Static } from '@sinclair/typebox';",
     "import type { Validator } from '../json-input.js';",
     `import type * as S from '../schemas/${file}';`,
-    ...names.flatMap((n) => [`export declare const ${n}: Validator<Static<typeof S.${n}>>;`, `export type ${n} = Static<typeof S.${n}>;`]),
+    ...names.flatMap((n) => [`export declare const ${n}: Validator<Static<typeof S.${n}>>;`, `export type ${n} = Static<typeof S.${n}>;`, `export declare const ${n}Schema: typeof S.${n};`]),
   ];
-  await writeFile(path.join(out, file), `${header}${code}\n`);
+  await writeFile(path.join(out, file), `${header}${code}\n${plain.join('\n')}\n`);
   await writeFile(path.join(out, `${module}.d.ts`), `${types.join('\n')}\n`);
   written += names.length;
 }

@@ -4,6 +4,9 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 
+/** This machine's identity (systemd's machine-id): what a hosts registry and a node's receiver name it by. */
+export const machineIdFile = '/etc/machine-id';
+
 export type CgroupMode = 'v2' | 'v1' | 'hybrid';
 
 /** Who makes podman's cgroups: systemd (through its bus, cgroups are units) or podman itself. */

@@ -2,14 +2,15 @@
 // injection driver and other callers. bin/agent-sandbox runs cli.ts.
 export { launch, planSession } from './launch.js';
 export type { LaunchIo } from './session/launch-io.js';
-export { requestOf, requestOfSession, sessionRequestOf, crossingSsh, defaultImage, defaultRoot, defaultRegistryPath, type LaunchRequest, type Mode } from './session/request.js';
+export { requestOf, requestOfSession, sessionRequestOf, crossingSsh, defaultImage, type LaunchRequest, type Mode } from './session/request.js';
+export { defaultRoot, defaultLedgerPath, defaultRegistryPath, homeOf, machineIdFile, pathDefaults } from './paths.js';
 export { parseRequest, sessionFlags, sessionOptions } from './commands/session-flags.js';
 export { sessionIdentity } from './session/identity.js';
 export { composePlan, containerCommand, type SessionPlan, type SessionIdentity } from './session/compose.js';
 export { receive, acceptRequest, type ReceiverConfig, type Channel } from './commands/receive/receiver.js';
 export { buildSshArgv, knownHostsLine, dispatchOverSsh, receiverStartedTag, receiverVerdictTag } from './dispatch/ssh.js';
 export { loadRegistry, pickHost, probeSsh, readMachineId, seatRole } from './dispatch/hosts.js';
-export { appendLedger, boundedLedgerLine, defaultLedgerPath } from './ledger/append.js';
+export { appendLedger, boundedLedgerLine } from './ledger/append.js';
 export { boundLine, maxLineBytes } from './ledger/bound.js';
 export { rotateLedger, rotatedLedger, ledgerRotateBytes } from './ledger/rotate.js';
 export { recentLines } from './ledger/read.js';

@@ -1,12 +1,15 @@
 /**
- * Contracts of the launcher (tools/agent-sandbox): the hosts registry, the launch request
+ * Contracts of the launcher (tools/agent-sandbox): the launch request
  * (what run, exec, plan and kube were asked, normalised once), the session request that crosses
  * ssh to the forced-command receiver (the launch request's fields a node takes, by the same
- * schemas), the verdict (--result-file), the ledger line, and the doctor report. One schema
- * each; types derive from them.
+ * schemas), the verdict (--result-file) and the ledger line. One schema each; types derive
+ * from them. The hosts registry is in agent-sandbox-hosts.ts, the commands' options in
+ * agent-sandbox-options.ts, the reports in agent-sandbox-reports.ts.
  */
 import { AbsolutePath, Closed, ContainerNetwork, DurationText, Mount, SizeText, Type, type Static } from '../schema.js';
 import { runtimeNames, type RuntimeName as RuntimeNameOf } from '../runtimes.js';
+import { defaultLimits } from '../limits.js';
+import { machineIdFile } from '../host-facts.js';
 import { GitReturn, HostRunReport, NestedGitChange } from './mount-plan.js';
 import { EgressSummary } from './egress-proxy.js';
 import { WorkOffer, WorkTransfer } from './workspace.js';
@@ -34,77 +37,91 @@ export const SessionLimits = Closed(
 );
 export type SessionLimits = Static<typeof SessionLimits>;
 
-export const HostSsh = Closed({
-  address: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9._:-]+$', description: 'host name or IP (no user@, no options)' }),
-  port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
-  user: Type.String({ minLength: 1, pattern: '^[a-z_][a-z0-9_-]*$' }),
-  hostKey: Type.String({ minLength: 1, pattern: '^(ssh-|ecdsa-)[a-z0-9-]+ [A-Za-z0-9+/=]+$', description: 'the pinned host public key ("ssh-ed25519 AAAA...")' }),
-  identityFile: AbsolutePath,
-});
-export type HostSsh = Static<typeof HostSsh>;
-
-export const HostEntry = Closed({
-  name: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9._-]+$' }),
-  roles: Type.Array(Type.String({ minLength: 1 })),
-  machineId: Type.String({ pattern: '^[0-9a-f]{32}$', description: "the node's /etc/machine-id" }),
-  ssh: Type.Optional(HostSsh),
-});
-export type HostEntry = Static<typeof HostEntry>;
-
-export const HostsRegistry = Closed(
-  {
-    version: Type.Literal(1),
-    hosts: Type.Array(HostEntry),
-  },
-  { $id: 'agent-sandbox.hosts' },
-);
-export type HostsRegistry = Static<typeof HostsRegistry>;
 
 /** The fields a launch request and the session request that carries it to a node share: one schema each. */
-const Account = Type.String({ minLength: 1, maxLength: 200, description: 'credential identity (a name, never a token)' });
-const ImageName = Type.String({ minLength: 1, pattern: '^[A-Za-z0-9./:@_-]+$' });
-const AgentBin = Type.String({ minLength: 1, description: 'the binary run inside the container (default: the runtime CLI)' });
-const AgentArgs = Type.Array(Type.String());
-const Verbose = Type.Boolean({ description: "the container entrypoint's lines go to stderr instead of the ledger" });
+const Account = Type.String({ minLength: 1, maxLength: 200, flag: 'account', description: 'credential account name (cred-stage accounts); an identity, never a token' });
+const ImageName = Type.String({ minLength: 1, pattern: '^[A-Za-z0-9./:@_-]+$', flag: 'image', description: 'the session image', default: 'localhost/agent-sandbox-agents:latest', expect: 'an image name of [A-Za-z0-9./:@_-]' });
+const AgentBin = Type.String({ minLength: 1, flag: 'agent-bin', description: 'binary run INSIDE the container instead of the runtime CLI' });
+const AgentArgs = Type.Array(Type.String(), { default: [], description: "the agent's arguments: everything after --" });
+const Verbose = Type.Boolean({
+  flag: 'verbose',
+  default: false,
+  description: "the launcher's progress and the container entrypoint's own lines on stderr, in words (otherwise they go to the ledger and only the agent shows)",
+});
+
+/** The declared limits as the flags give them: each field filled by its flag, as typed (lib/shared/src/limits.ts parses them). */
+const LimitsByFlag = Closed({
+  memory: Type.String({ ...SizeText, flag: 'memory', description: 'memory limit, e.g. 512m or 4g', default: defaultLimits.memory }),
+  memorySwap: Type.String({ ...SizeText, flag: 'memory-swap', description: 'memory+swap limit (default: equal to --memory, no swap)' }),
+  pids: Type.Integer({ minimum: 1, maximum: 4194304, flag: 'pids', description: 'process limit', default: defaultLimits.pids }),
+  cpus: Type.Number({ exclusiveMinimum: 0, maximum: 1024, flag: 'cpus', description: 'CPU quota', default: defaultLimits.cpus }),
+  cpuShares: Type.Integer({ minimum: 2, maximum: 262144, flag: 'cpu-shares', description: 'CPU weight', default: defaultLimits.cpuShares }),
+  disk: Type.String({ ...SizeText, flag: 'disk', description: 'what the session may write to its workspace and home (at most half the free space)', default: defaultLimits.disk }),
+  timeout: Type.String({ ...DurationText, flag: 'timeout', description: 'wall-clock ceiling, e.g. 45m or 2h; the session is stopped with reason timeout', default: defaultLimits.timeout }),
+});
 
 /**
  * What run, exec, plan, kube and the node's receiver ask of a session, normalised once
  * (tools/agent-sandbox/src/session/request.ts: from the flags, or from a session request and
- * the node's own settings) and checked against this schema before anything else happens.
+ * the node's own settings) and checked against this schema before anything else happens. Each
+ * field a flag fills names it (`flag`), with what --help says and its default (lib/shared/src/options.ts).
  */
 export const LaunchRequest = Closed(
   {
     mode: Type.Union([Type.Literal('run'), Type.Literal('exec'), Type.Literal('receive')], {
       description: "run: the agent owns the terminal; exec: its output to a log, the log's path on stdout; receive: a node's receiver",
     }),
-    runtime: RuntimeName,
-    workspace: Type.String({ minLength: 1, description: 'a workspace id, or its path <root>/workspaces/<id>' }),
-    root: AbsolutePath,
+    runtime: Type.Unsafe<RuntimeNameOf>(Type.Union(runtimeNames.map((name) => Type.Literal(name)), { flag: 'runtime', description: runtimeNames.join(', '), expect: runtimeNames.join(', ') })),
+    workspace: Type.String({ minLength: 1, flag: 'workspace', description: 'workspace id, or its path <root>/workspaces/<id>', expect: 'a workspace id or <root>/workspaces/<id>' }),
+    host: Type.Optional(Type.String({ minLength: 1, flag: 'host', description: 'run on this registry host (it must have the agent-seat role)' })),
     account: Type.Optional(Account),
-    limits: SessionLimits,
+    limits: LimitsByFlag,
     diskGiven: Type.Boolean({ description: '--disk was given: the launcher then refuses rather than lowers it' }),
     image: ImageName,
     agentBin: Type.Optional(AgentBin),
     agentArgs: AgentArgs,
-    network: ContainerNetwork,
-    allowExpiring: Type.Boolean({ description: "stage an expiring credential anyway (cred-stage's allowExpiring); recorded in the ledger" }),
-    gitRoots: Type.Array(AbsolutePath, { description: 'more roots permitted for git metadata besides the root (--git-root; local sessions only)' }),
-    egress: Type.Union([Type.Literal('runtime'), Type.Literal('none')], { description: "runtime: the runtime's allowlist through the broker; none: offline" }),
-    allowHosts: Type.Array(Type.String({ minLength: 1 }), { description: "hosts added to the session's allowlist (--allow-host; local sessions only)" }),
-    verbose: Verbose,
-    caFile: Type.Optional(AbsolutePath),
-    host: Type.Optional(Type.String({ minLength: 1, description: 'the registry host to run on' })),
-    registryFile: AbsolutePath,
+    network: Type.String({
+      ...ContainerNetwork,
+      flag: 'network',
+      default: 'none',
+      description: "the container's network: none or ns:/run/netns/<name> (a namespace you made, e.g. a loopback-only model server)",
+      expect: '"none" or "ns:/run/netns/<name>"',
+    }),
+    egress: Type.Union([Type.Literal('runtime'), Type.Literal('none')], {
+      flag: 'egress',
+      default: 'runtime',
+      description: "runtime: the session reaches its runtime's API hosts through the broker, nothing else; none: no network at all",
+    }),
+    allowHosts: Type.Array(Type.String({ minLength: 1 }), { flag: 'allow-host', default: [], description: 'also allow this host[:port] (or *.domain) through the broker; repeatable; local sessions only' }),
+    caFile: Type.Optional(
+      Type.String({
+        ...AbsolutePath,
+        flag: 'ca-file',
+        description: 'PEM certificates the agent also trusts (a TLS proxy that re-signs, a test CA): copied read-only into the session, NODE_EXTRA_CA_CERTS and CODEX_CA_CERTIFICATE set; local sessions only',
+      }),
+    ),
+    allowExpiring: Type.Boolean({ flag: 'allow-expiring', default: false, description: 'stage a credential that expires within the session anyway (recorded in the ledger)' }),
+    root: Type.String({ ...AbsolutePath, flag: 'root', description: 'permitted root', defaultText: '$HOME/sandbox' }),
+    gitRoots: Type.Array(AbsolutePath, { flag: 'git-root', default: [], description: 'also permit git metadata under this directory, mounted at the same path; repeatable; local sessions only' }),
+    registryFile: Type.String({ ...AbsolutePath, flag: 'hosts', description: 'hosts registry', defaultText: '${XDG_CONFIG_HOME:-~/.config}/agent-sandbox/hosts.json' }),
     registryExplicit: Type.Boolean({ description: '--hosts was given: a missing file is then refused' }),
-    ledgerFile: AbsolutePath,
-    resultFile: Type.Optional(AbsolutePath),
+    ledgerFile: Type.String({ ...AbsolutePath, flag: 'ledger', description: 'ledger file', defaultText: '${XDG_STATE_HOME:-~/.local/state}/agent-sandbox/ledger.jsonl' }),
+    resultFile: Type.Optional(Type.String({ ...AbsolutePath, flag: 'result-file', description: 'also write the verdict JSON here' })),
+    verbose: Verbose,
     logDir: AbsolutePath,
-    machineIdFile: AbsolutePath,
+    machineIdFile: Type.String({ ...AbsolutePath, default: machineIdFile, description: "this machine's identity, which the hosts registry names" }),
     selfArgv: Type.Array(Type.String(), { description: "the launcher's own argv, for the systemd-run handoff (re-exec of this same command)" }),
   },
   { $id: 'agent-sandbox.launch-request' },
 );
 export type LaunchRequest = Static<typeof LaunchRequest>;
+
+/**
+ * The launch request's fields that cross ssh as they are: the session request takes them from
+ * the launch request's schema, so the two cannot differ (session/request.ts reads the list back
+ * from the session request's fields).
+ */
+const Crossing = Type.Pick(LaunchRequest, ['runtime', 'account', 'limits', 'image', 'agentBin', 'agentArgs', 'verbose']);
 
 /** What crosses ssh: identities and paths, never a credential's contents. */
 export const SessionRequest = Closed(
@@ -112,17 +129,12 @@ export const SessionRequest = Closed(
     version: Type.Literal(1),
     kind: Type.Optional(Type.Literal('session', { description: 'a session (the default); see agent-sandbox.return-request for the other kind' })),
     nodeMachineId: Type.String({ pattern: '^[0-9a-f]{32}$', description: 'the node this request is meant for' }),
-    runtime: RuntimeName,
     workspaceId: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$', description: 'the workspace under <root>/workspaces on the node' }),
-    account: Type.Optional(Account),
     credentialHome: Type.Optional(AbsolutePath),
-    limits: SessionLimits,
-    image: ImageName,
-    agentBin: Type.Optional(AgentBin),
-    agentArgs: AgentArgs,
     requestedBy: Type.Optional(Type.String({ maxLength: 200 })),
     work: Type.Optional(WorkOffer),
-    verbose: Type.Optional(Verbose),
+    ...Crossing.properties,
+    verbose: Type.Optional(Crossing.properties.verbose),
   },
   { $id: 'agent-sandbox.session-request' },
 );

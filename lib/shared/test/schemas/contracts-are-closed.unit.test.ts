@@ -1,11 +1,13 @@
 // The contract schemas shell and Python callers validate against (schemas/*.json, generated from
 // lib/shared/src/schemas/) refuse what they do not know: every object in them is closed, so an
 // unknown field is an error at any depth (issue 26's "unknown input is refused, 80"), and each
-// compiles under ajv's strict mode, so no keyword is silently ignored by a caller's validator.
+// compiles under ajv's strict mode (told of the option layer's annotations, lib/shared/src/options.ts),
+// so no keyword is silently ignored by a caller's validator.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import Ajv from 'ajv';
+import { optionAnnotations } from '../../dist/options.js';
 import { fileURLToPath } from 'node:url';
 
 const dir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../schemas');
@@ -48,6 +50,8 @@ t.test('each compiles under strict ajv, and refuses an unknown top-level field',
     const doc = JSON.parse(readFileSync(path.join(dir, file), 'utf8'));
     const { $schema: _drop, ...schema } = doc;
     const ajv = new Ajv({ strict: true, allErrors: true });
+    // The option layer's annotations (which flag fills a field, ...): known to the callers' validators as annotations.
+    ajv.addVocabulary([...optionAnnotations]);
     const validate = ajv.compile(schema);
     if (schema.type === 'object') {
       t.notOk(validate({ surely: 'not a field' }), `${file}: a document with an unknown field is not valid`);

@@ -1,10 +1,11 @@
 /** `hosts`: the registry, which host is this machine, and which answer (a TCP connect to ssh). */
 import type { CommandSpec } from '@agent-sandbox/shared';
+import { flagsOf, readOptions } from '@agent-sandbox/shared/options';
 import { runtimeNames } from '@agent-sandbox/shared/runtimes';
+import { HostsOptions, HostsOptionsSchema } from '@agent-sandbox/shared/validators/agent-sandbox-options';
 import { loadRegistry, probeSsh, readMachineId } from '../dispatch/hosts.js';
 import { sweepAbandoned } from '../recovery/sweep.js';
-import { defaultRegistryPath, defaultRoot, homeOf } from '../session/request.js';
-import { sessionOptionsFor } from './session-flags.js';
+import { pathDefaults } from '../paths.js';
 
 export async function hostsReport(registryFile: string, explicit: boolean, machineIdFile: string) {
   const machineId = readMachineId(machineIdFile);
@@ -22,12 +23,13 @@ export function hostsCommand(): CommandSpec {
   return {
     name: 'hosts',
     describe: 'list the hosts registry: roles, which is this machine, which answer',
-    options: sessionOptionsFor(['hosts']),
+    options: flagsOf(HostsOptionsSchema),
     run: async (_i, ctx) => {
+      const paths = pathDefaults(ctx.env);
+      const options = readOptions(HostsOptions, HostsOptionsSchema, ctx.options, { registryFile: paths.registryFile });
       // Any launcher start sweeps what dead sessions left.
-      await sweepAbandoned(defaultRoot(homeOf(ctx.env)), ctx.log).catch(() => []);
-      const flag = ctx.options['hosts'] as string | undefined;
-      return { output: await hostsReport(flag ?? defaultRegistryPath(ctx.env, homeOf(ctx.env)), Boolean(flag), '/etc/machine-id') };
+      await sweepAbandoned(paths.root, ctx.log).catch(() => []);
+      return { output: await hostsReport(options.registryFile, ctx.options['hosts'] !== undefined, options.machineIdFile) };
     },
   };
 }

@@ -33,7 +33,7 @@ export function makeTool(entry: Entry): ToolSpec {
       kubeCommand(entry),
       logCommand(entry),
       hostsCommand(),
-      doctorCommand(entry),
+      doctorCommand(),
       workspaceCommand(),
       pruneCommand(),
       nodeSetupCommand(entry.argv[1] ?? 'agent-sandbox'),

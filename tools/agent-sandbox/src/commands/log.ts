@@ -7,17 +7,17 @@
  * stdout instead, unchanged (JSON lines, schema agent-sandbox.ledger-line). "No sessions" is a
  * note, on stderr. Reads the rotated `<ledger>.1` too when -n reaches past the current file.
  */
-import path from 'node:path';
-import { ToolError, type CommandSpec } from '@agent-sandbox/shared';
+import type { CommandSpec } from '@agent-sandbox/shared';
+import { flagsOf, readOptions } from '@agent-sandbox/shared/options';
 import type { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import { LogOptions, LogOptionsSchema } from '@agent-sandbox/shared/validators/agent-sandbox-options';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
-import { defaultLedgerPath } from '../ledger/append.js';
 import { describeDuration, describeEgressCell, describePeak } from '../ledger/describe.js';
 import { recentLines } from '../ledger/read.js';
-import { homeOf } from '../session/request.js';
+import { pathDefaults } from '../paths.js';
 import type { Entry } from './entry.js';
 
-export const defaultCount = 20;
+export const defaultCount = Number(LogOptionsSchema.properties.count.default);
 
 /** One row of the table: every cell made safe to print (a session chooses its host names, an agent its reasons). */
 function rowOf(line: LedgerLine): string[] {
@@ -33,32 +33,19 @@ export function formatLog(lines: LedgerLine[], ledgerFile: string): string[] {
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '));
 }
 
-function countOf(value: unknown): number {
-  if (value === undefined) return defaultCount;
-  const text = Array.isArray(value) ? value.at(-1) : value;
-  if (typeof text !== 'string' || !/^[1-9][0-9]{0,5}$/.test(text)) throw new ToolError('usage', 'bad-flag', `-n: expected a whole number of sessions from 1 to 999999, got ${JSON.stringify(text)}`);
-  return Number(text);
-}
-
 export function logCommand(entry: Entry): CommandSpec {
   return {
     name: 'log',
     describe: 'the recent sessions: when, which workspace, how each ended, peaks and egress (a table on stdout; --json: the ledger lines instead)',
-    options: [
-      { flag: 'ledger', type: 'string', describe: 'the ledger to read (default ${XDG_STATE_HOME:-~/.local/state}/agent-sandbox/ledger.jsonl; its .1 too when needed)' },
-      { flag: 'n', type: 'string', describe: `how many sessions, the most recent (default ${defaultCount})` },
-      { flag: 'json', type: 'boolean', describe: "print the ledger's own lines (JSON lines) on stdout instead of the table" },
-    ],
+    options: flagsOf(LogOptionsSchema),
     examples: [
       ['agent-sandbox log', `the last ${defaultCount} sessions`],
       ['agent-sandbox log -n 100 --json | jq .egress.summary.refused', 'what the broker refused, as JSON'],
     ],
     run: async (_input, ctx) => {
-      const given = ctx.options['ledger'];
-      if (given !== undefined && (typeof given !== 'string' || !path.isAbsolute(given))) throw new ToolError('usage', 'bad-flag', `--ledger: expected an absolute path, got ${JSON.stringify(given)}`);
-      const ledgerFile = (given as string | undefined) ?? defaultLedgerPath(ctx.env, homeOf(ctx.env));
-      const lines = recentLines(ledgerFile, countOf(ctx.options['n']));
-      if (ctx.options['json'] === true) {
+      const { ledgerFile, count, json } = readOptions(LogOptions, LogOptionsSchema, ctx.options, { ledgerFile: pathDefaults(ctx.env).ledgerFile });
+      const lines = recentLines(ledgerFile, Number(count));
+      if (json) {
         entry.writeStdout(lines.map(({ raw }) => `${raw}\n`).join(''));
         return {};
       }

@@ -7,10 +7,10 @@ import path from 'node:path';
 import type { CommandSpec, RunContext } from '@agent-sandbox/shared';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import { launch } from '../launch.js';
-import { defaultLedgerPath } from '../ledger/append.js';
 import { recordVerdict, refusedLine } from '../ledger/verdict.js';
+import { pathDefaults } from '../paths.js';
 import { sessionIdentity } from '../session/identity.js';
-import { homeOf, type Mode } from '../session/request.js';
+import type { Mode } from '../session/request.js';
 import { launchIo, type Entry } from './entry.js';
 import { parseRequest, sessionOptions } from './session-flags.js';
 
@@ -22,7 +22,7 @@ function refuseUsage(err: unknown, ctx: RunContext): number {
   const image = opt('image');
   const identity = sessionIdentity({ ...(workspace ? { workspace } : {}), ...(image ? { image } : {}) });
   const { line, exitCode, message } = refusedLine(identity, err);
-  const ledgerFile = absolute('ledger') ?? defaultLedgerPath(ctx.env, homeOf(ctx.env));
+  const ledgerFile = absolute('ledger') ?? pathDefaults(ctx.env).ledgerFile;
   recordVerdict({ ledgerFile, ...(absolute('resultFile') ? { resultFile: absolute('resultFile')! } : {}) }, { ...line, runtime: opt('runtime') ?? 'unknown', limits: null }, ctx.log);
   ctx.log(`agent-sandbox: ${forTerminal(message)}`);
   return exitCode;

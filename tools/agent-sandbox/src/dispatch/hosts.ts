@@ -7,14 +7,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { connect } from 'node:net';
 import { ToolError, parseJsonDocument, validateDocument } from '@agent-sandbox/shared';
-import { HostsRegistry, type HostEntry } from '@agent-sandbox/shared/validators/agent-sandbox';
+import { HostsRegistry, type HostEntry } from '@agent-sandbox/shared/validators/agent-sandbox-hosts';
 import type { LaunchRequest } from '../session/request.js';
+import { machineIdFile } from '../paths.js';
 
 export const seatRole = 'agent-seat';
 export const localHostName = 'local';
 
-/** This machine's identity (/etc/machine-id), the key the receiver checks requests against. */
-export function readMachineId(file = '/etc/machine-id'): string {
+/** This machine's identity (paths.ts machineIdFile), the key the receiver checks requests against. */
+export function readMachineId(file = machineIdFile): string {
   let text: string;
   try {
     text = readFileSync(file, 'utf8').trim();

@@ -5,7 +5,8 @@
  */
 import { ExitCode, ToolError } from '@agent-sandbox/shared';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
-import type { HostEntry, LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import type { HostEntry } from '@agent-sandbox/shared/schemas/agent-sandbox-hosts';
+import type { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { LaunchIo } from '../session/launch-io.js';
 import { sessionRequestOf, type LaunchRequest } from '../session/request.js';
 import { dispatchOverSsh } from './ssh.js';

@@ -7,7 +7,8 @@
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { HostEntry, HostSsh, SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import type { HostEntry, HostSsh } from '@agent-sandbox/shared/schemas/agent-sandbox-hosts';
+import type { SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import type { ReturnRequest } from '@agent-sandbox/shared/schemas/workspace';
 import { ToolError } from '@agent-sandbox/shared';

@@ -1,7 +1,7 @@
 /**
  * The session ledger: one JSON line per session (schema agent-sandbox.ledger-line) appended
  * to its own file, default ${XDG_STATE_HOME:-~/.local/state}/agent-sandbox/ledger.jsonl
- * (flag --ledger). Never stdout: stdout belongs to the agent. Written on every path,
+ * (flag --ledger; paths.ts). Never stdout: stdout belongs to the agent. Written on every path,
  * refusals included; a line is one write(2) with O_APPEND, so concurrent sessions interleave
  * whole lines.
  */
@@ -13,11 +13,6 @@ import { boundLine } from './bound.js';
 import { rotateLedger } from './rotate.js';
 
 export type { LedgerLine };
-
-export function defaultLedgerPath(env: NodeJS.ProcessEnv, home: string): string {
-  const state = env['XDG_STATE_HOME'] && path.isAbsolute(env['XDG_STATE_HOME']) ? env['XDG_STATE_HOME'] : path.join(home, '.local', 'state');
-  return path.join(state, 'agent-sandbox', 'ledger.jsonl');
-}
 
 /** The line as it is written: cut to under 64 KiB when it is over (bound.ts). */
 export function boundedLedgerLine(line: LedgerLine): LedgerLine {

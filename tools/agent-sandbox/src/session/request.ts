@@ -8,38 +8,22 @@
  * containment: no field selects host execution; agentBin only names the binary run inside the
  * container. Every refusal is 80 and names the flag (or the request field) that caused it.
  */
-import os from 'node:os';
 import path from 'node:path';
-import { ToolError, type ValidationError } from '@agent-sandbox/shared';
+import { ToolError } from '@agent-sandbox/shared';
 import { limitsFrom, type Limits } from '@agent-sandbox/shared/limits';
-import { LaunchRequest, type SessionRequest } from '@agent-sandbox/shared/validators/agent-sandbox';
+import { nameOfField, normalise, type Naming } from '@agent-sandbox/shared/options';
+import { LaunchRequest, LaunchRequestSchema, SessionRequestSchema, type SessionRequest } from '@agent-sandbox/shared/validators/agent-sandbox';
 import type { WorkOffer } from '@agent-sandbox/shared/schemas/workspace';
 import { parseEntry } from '@agent-sandbox/egress-proxy';
-import { defaultLedgerPath } from '../ledger/append.js';
+import { logDirOf, pathDefaults } from '../paths.js';
 
 export type { LaunchRequest };
 
 /** run: the agent owns the terminal; exec: output to a log, its path on stdout; receive: the ssh receiver. */
 export type Mode = LaunchRequest['mode'];
 
-/** The session image with the real agent CLIs (image/Containerfile.agents). */
-export const defaultImage = 'localhost/agent-sandbox-agents:latest';
-
-export function homeOf(env: NodeJS.ProcessEnv): string {
-  const home = env['HOME'];
-  return home && path.isAbsolute(home) ? home : os.userInfo().homedir;
-}
-
-/** Default registry location: ${XDG_CONFIG_HOME:-~/.config}/agent-sandbox/hosts.json (flag --hosts). */
-export function defaultRegistryPath(env: NodeJS.ProcessEnv, home: string): string {
-  const base = env['XDG_CONFIG_HOME'] && path.isAbsolute(env['XDG_CONFIG_HOME']) ? env['XDG_CONFIG_HOME'] : path.join(home, '.config');
-  return path.join(base, 'agent-sandbox', 'hosts.json');
-}
-
-/** The default permitted root: $HOME/sandbox (flag --root overrides; no env var does). */
-export function defaultRoot(home: string): string {
-  return path.join(home, 'sandbox');
-}
+/** The session image with the real agent CLIs (image/Containerfile.agents): the schema's default. */
+export const defaultImage = LaunchRequestSchema.properties.image.default as string;
 
 type Field = keyof LaunchRequest;
 
@@ -52,53 +36,13 @@ export interface Given {
 export interface RequestContext {
   env: NodeJS.ProcessEnv;
   selfArgv: string[];
-  /** How a refusal names a field: the flag that fills it, or the request's field. */
-  nameOf: (field: string) => string;
-  /** What a field's value should have been, in words, where the schema's check says it badly. */
-  expectOf?: (field: string) => string | undefined;
-}
-
-/** The request's defaults, from HOME and the XDG dirs: what no flag said. */
-function defaults(context: RequestContext) {
-  const home = homeOf(context.env);
-  return {
-    root: defaultRoot(home),
-    image: defaultImage,
-    agentArgs: [] as string[],
-    network: 'none',
-    allowExpiring: false,
-    gitRoots: [] as string[],
-    egress: 'runtime',
-    allowHosts: [] as string[],
-    verbose: false,
-    registryFile: defaultRegistryPath(context.env, home),
-    ledgerFile: defaultLedgerPath(context.env, home),
-    machineIdFile: '/etc/machine-id',
-  };
-}
-
-/** ajv's first failure as the user's words: `--ledger: expected an absolute path, got "x"`. */
-function refusal(errors: ValidationError[], request: Record<string, unknown>, context: RequestContext): ToolError {
-  const error = errors.find((e) => e.keyword !== 'anyOf') ?? errors[0];
-  const field = (error?.instancePath ?? '').split('/')[1] ?? (error?.params['missingProperty'] as string | undefined) ?? 'request';
-  const name = context.nameOf(field);
-  const hint = context.expectOf?.(field);
-  if (!error || error.keyword === 'required') return new ToolError('usage', 'missing-flag', `${name}: required${hint ? ` (${hint})` : ''}`, { field });
-  const value = error.instancePath.split('/').slice(1).reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], request);
-  const constants = errors.filter((e) => e.keyword === 'const' && e.instancePath === error.instancePath).map((e) => String(e.params['allowedValue']));
-  const expected =
-    constants.length > 0
-      ? `one of ${constants.join(', ')}`
-      : error.keyword === 'pattern' && error.params['pattern'] === '^/'
-        ? 'an absolute path'
-        : (hint ?? (error.keyword === 'minLength' ? 'a non-empty string' : error.keyword === 'type' ? `one ${String(error.params['type'])}` : (error.message ?? error.keyword)));
-  const code = field === 'runtime' && constants.length > 0 ? 'unknown-runtime' : 'bad-flag';
-  return new ToolError('usage', code, `${name}: expected ${expected}, got ${JSON.stringify(value)}`, { field });
+  /** How a refusal names a field no flag fills (a node's request field: request.workspaceId). */
+  nameOf?: (field: string) => string;
 }
 
 /** The rules across fields: the broker's flags and a namespace of the caller's exclude each other; every --allow-host entry parses. */
-function checkRules(request: LaunchRequest, given: Given, context: RequestContext): void {
-  for (const entry of request.allowHosts) parseEntry(entry, context.nameOf('allowHosts'));
+function checkRules(request: LaunchRequest, given: Given, naming: Naming): void {
+  for (const entry of request.allowHosts) parseEntry(entry, nameOfField(naming, 'allowHosts'));
   if (request.network !== 'none' && (request.allowHosts.length > 0 || given.fields.egress !== undefined)) {
     throw new ToolError('usage', 'bad-flag', '--network ns:... joins a namespace you made: --egress and --allow-host (the broker) do not apply to it');
   }
@@ -106,26 +50,30 @@ function checkRules(request: LaunchRequest, given: Given, context: RequestContex
 }
 
 /**
- * The one normalisation of a request: the defaults, what was given over them, the limits
- * parsed (the flags' own messages: --memory: expected a size ...), then the schema, then the
- * rules across fields. Throws 80 naming the first bad field; returns a request the schema holds.
+ * The one normalisation of a request (lib/shared/src/options.ts normalise): the schema's
+ * defaults, the paths' defaults (paths.ts), what was given over them, the limits parsed (the
+ * flags' own messages: --memory: expected a size ...), then the schema, then the rules across
+ * fields. Throws 80 naming the first bad field's flag; returns a request the schema holds.
  */
 export function requestOf(mode: Mode, given: Given, context: RequestContext): LaunchRequest {
-  const fields = Object.fromEntries(Object.entries(given.fields).filter(([, v]) => v !== undefined));
   const limits = 'parsed' in given.limits ? (given.limits.parsed as Limits) : limitsFrom(given.limits);
-  const request: Record<string, unknown> = { mode, ...defaults(context), ...fields, limits };
-  request['diskGiven'] = 'parsed' in given.limits || given.limits.disk !== undefined;
-  request['registryExplicit'] = given.fields.registryFile !== undefined;
-  request['selfArgv'] = context.selfArgv;
-  // Beside the ledger (a ledger that is not an absolute path is refused as itself, before this).
-  request['logDir'] = path.join(path.dirname(String(request['ledgerFile'])), 'logs');
-  if (!LaunchRequest(request)) throw refusal(LaunchRequest.errors ?? [], request, context);
-  checkRules(request, given, context);
+  const fields = Object.fromEntries(Object.entries(given.fields).filter(([, v]) => v !== undefined));
+  const ledgerFile = typeof fields['ledgerFile'] === 'string' ? fields['ledgerFile'] : pathDefaults(context.env).ledgerFile;
+  const naming: Naming = { schema: LaunchRequestSchema, ...(context.nameOf ? { nameOf: context.nameOf } : {}) };
+  const request = normalise(LaunchRequest, naming, { mode, ...fields, limits }, {
+    ...pathDefaults(context.env),
+    diskGiven: 'parsed' in given.limits || given.limits.disk !== undefined,
+    registryExplicit: given.fields.registryFile !== undefined,
+    selfArgv: context.selfArgv,
+    // Beside the ledger (a ledger that is not an absolute path is refused as itself).
+    logDir: path.isAbsolute(ledgerFile) ? logDirOf(ledgerFile) : '/',
+  });
+  checkRules(request, given, naming);
   return request;
 }
 
-/** The launch request's fields that cross ssh as they are (agent-sandbox.session-request); the node decides the rest. */
-export const crossingSsh = ['runtime', 'account', 'limits', 'image', 'agentBin', 'agentArgs', 'verbose'] as const;
+/** The launch request's fields that cross ssh as they are: those the session request takes from its schema (agent-sandbox.session-request). */
+export const crossingSsh = Object.keys(LaunchRequestSchema.properties).filter((k) => k in SessionRequestSchema.properties) as (keyof LaunchRequest & keyof SessionRequest)[];
 
 /** The session request for a node: the crossing fields, the workspace's id, and the work it carries. */
 export function sessionRequestOf(request: LaunchRequest, nodeMachineId: string, work?: WorkOffer): SessionRequest {

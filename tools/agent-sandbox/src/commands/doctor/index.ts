@@ -23,10 +23,14 @@ import {
   probeNoNewPrivs,
   type NoNewPrivsState,
 } from '../../session/preflight.js';
-import { defaultRoot, homeOf, type LaunchRequest } from '../../session/request.js';
-import { user, type Entry } from '../entry.js';
-import { parseRequest, sessionOptionsFor } from '../session-flags.js';
+import { flagsOf, readOptions } from '@agent-sandbox/shared/options';
+import { DoctorOptions, DoctorOptionsSchema } from '@agent-sandbox/shared/validators/agent-sandbox-options';
+import { homeOf, pathDefaults } from '../../paths.js';
+import { user } from '../entry.js';
 import { checkRoot, checkWorkspaces } from './root.js';
+
+/** What a report is asked about: doctor's options, and whether --hosts was given (a missing file is then refused). */
+export type DoctorRequest = DoctorOptions & { registryExplicit: boolean };
 
 export interface CommandIo {
   env: NodeJS.ProcessEnv;
@@ -34,7 +38,7 @@ export interface CommandIo {
 }
 
 /** The host the report is for: local only (a remote node reports on itself). */
-async function localHost(request: LaunchRequest): Promise<string> {
+async function localHost(request: DoctorRequest): Promise<string> {
   const picked = await hostFor(request);
   if (!picked.local) throw new ToolError('usage', 'remote-plan', `host ${picked.host.name} is another node: run \`agent-sandbox doctor\` there`);
   return picked.host.name;
@@ -58,7 +62,7 @@ async function sessionProbe(noNewPrivs: Promise<NoNewPrivsState>): Promise<HostP
 }
 
 /** `doctor`: every preflight line for this node, from the same checks the run path uses. */
-export async function doctorReport(request: LaunchRequest, io: CommandIo, runtimeGiven: boolean, rootGiven = false): Promise<DoctorReport & { exitCode: number }> {
+export async function doctorReport(request: DoctorRequest, io: CommandIo, rootGiven = false): Promise<DoctorReport & { exitCode: number }> {
   const euid = process.geteuid?.() ?? 0;
   // nnp-probe asks systemd-run and loginctl: once per report, for the host lines and its own line.
   const noNewPrivs = probeNoNewPrivs();
@@ -84,7 +88,7 @@ export async function doctorReport(request: LaunchRequest, io: CommandIo, runtim
     await doctorCheck('workspaces', false, () => checkWorkspaces(request.root, request.ledgerFile, rootGiven)),
     ...(await Promise.all(
       runtimeNames.map((runtime) =>
-        doctorCheck(`credential ${runtime}`, runtimeGiven && runtime === request.runtime, async () => {
+        doctorCheck(`credential ${runtime}`, runtime === request.runtime, async () => {
           const plan = await planCredentials({ runtime, ...(request.account ? { account: request.account } : {}), home: homeOf(io.env) }, { env: io.env });
           return plan.identity.path;
         }),
@@ -101,18 +105,18 @@ export async function doctorReport(request: LaunchRequest, io: CommandIo, runtim
 }
 
 
-export function doctorCommand(entry: Entry): CommandSpec {
+export function doctorCommand(): CommandSpec {
   return {
     name: 'doctor',
     describe: 'readiness report for this node from the run path preflight; exit 0 only when a session would start',
-    options: [...sessionOptionsFor(['host', 'hosts', 'image', 'account', 'root', 'runtime', 'ledger']), { flag: 'json', type: 'boolean', describe: 'print the report as JSON' }],
+    options: flagsOf(DoctorOptionsSchema),
     run: async (_i, ctx) => {
-      const o = ctx.options;
-      const root = typeof o['root'] === 'string' && o['root'].startsWith('/') ? o['root'] : undefined;
-      await sweepAbandoned(root ?? defaultRoot(homeOf(ctx.env)), ctx.log).catch(() => []);
-      const req = parseRequest('run', { ...o, runtime: o['runtime'] ?? 'codex', workspace: 'doctor' }, [], ctx.env, entry.argv);
-      const { exitCode, ...doc } = await doctorReport(req, { env: ctx.env, user: user() }, o['runtime'] !== undefined, o['root'] !== undefined);
-      if (o['json']) return { output: doc, exitCode };
+      const { root, ledgerFile, registryFile } = pathDefaults(ctx.env);
+      const options = readOptions(DoctorOptions, DoctorOptionsSchema, ctx.options, { root, ledgerFile, registryFile });
+      await sweepAbandoned(options.root, ctx.log).catch(() => []);
+      const request: DoctorRequest = { ...options, registryExplicit: ctx.options['hosts'] !== undefined };
+      const { exitCode, ...doc } = await doctorReport(request, { env: ctx.env, user: user() }, ctx.options['root'] !== undefined);
+      if (options.json) return { output: doc, exitCode };
       for (const c of doc.checks) ctx.log(`${c.ok ? 'ok  ' : c.required ? 'FAIL' : 'warn'} ${c.name}: ${c.ok ? c.detail : c.remedy}`);
       ctx.log(doc.ok ? 'a session would start here' : 'a session would NOT start here');
       return { exitCode };

@@ -6,27 +6,25 @@
  */
 import type { CommandSpec } from '@agent-sandbox/shared';
 import { parseSize } from '@agent-sandbox/shared/limits';
-import { defaultLedgerPath } from '../../ledger/append.js';
-import { defaultRoot, homeOf } from '../../session/request.js';
+import { flagsOf, readOptions } from '@agent-sandbox/shared/options';
+import { ReceiveOptions, ReceiveOptionsSchema } from '@agent-sandbox/shared/validators/agent-sandbox-options';
+import { pathDefaults } from '../../paths.js';
 import { launchIo, type Entry } from '../entry.js';
-import { defaultBundleMax, receive } from './receiver.js';
+import { receive } from './receiver.js';
 
 export function receiveCommand(entry: Entry): CommandSpec {
   return {
     name: 'receive',
     describe: 'node side of ssh dispatch (the forced command): a session request as one JSON line on stdin',
-    options: [
-      { flag: 'root', type: 'string', describe: 'permitted root on this node (default $HOME/sandbox)' },
-      { flag: 'ledger', type: 'string', describe: 'ledger file on this node' },
-      { flag: 'machine-id-file', type: 'string', describe: "this node's identity (default /etc/machine-id)" },
-      { flag: 'bundle-max', type: 'string', describe: `the largest git bundle a dispatched session may bring (default ${defaultBundleMax})` },
-    ],
+    options: flagsOf(ReceiveOptionsSchema),
     run: async (_i, ctx) => {
+      const { root, ledgerFile } = pathDefaults(ctx.env);
+      const options = readOptions(ReceiveOptions, ReceiveOptionsSchema, ctx.options, { root, ledgerFile });
       const config = {
-        root: (ctx.options['root'] as string | undefined) ?? defaultRoot(homeOf(ctx.env)),
-        ledgerFile: (ctx.options['ledger'] as string | undefined) ?? defaultLedgerPath(ctx.env, homeOf(ctx.env)),
-        machineIdFile: (ctx.options['machineIdFile'] as string | undefined) ?? '/etc/machine-id',
-        bundleMaxBytes: parseSize('--bundle-max', (ctx.options['bundleMax'] as string | undefined) ?? defaultBundleMax),
+        root: options.root,
+        ledgerFile: options.ledgerFile,
+        machineIdFile: options.machineIdFile,
+        bundleMaxBytes: parseSize('--bundle-max', options.bundleMax),
         stdout: entry.stdout,
       };
       const io = { ...launchIo(entry, ctx, false), stdinIsTTY: false, stdoutIsTTY: false };

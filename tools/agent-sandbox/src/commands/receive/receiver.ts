@@ -113,6 +113,3 @@ async function receiveOn(channel: Channel, config: ReceiverConfig, io: LaunchIo)
   io.log(`${receiverVerdictTag}${JSON.stringify({ ...(verdict ?? {}), ...(work ? { work } : {}) })}`);
   return exitCode;
 }
-
-/** The default cap on a received bundle. */
-export const defaultBundleMax = '1g';
