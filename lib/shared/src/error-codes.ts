@@ -30,7 +30,10 @@ export const errorCodes = {
   'command-twice': { usage: 'the command is given both in the plan and after --' },
   'container-running': { usage: 'the container has not ended yet: attribute it after it ended' },
   'duplicate-host': { usage: 'a host is listed twice in the hosts registry' },
-  'duplicate-mount': { usage: 'two mounts of the plan have one destination' },
+  'duplicate-destination': {
+    usage: "two mounts of sandbox-run's plan have one destination",
+    unsafePath: "two of mount-plan's mounts would have one destination",
+  },
   'git-failed': {
     usage: "git refused an operation on a repository the user named (git's last line is the message)",
     startFailed: 'git cannot be run (not installed?)',
@@ -51,15 +54,11 @@ export const errorCodes = {
   'no-registry': { usage: '--hosts names a file that does not exist' },
   'no-return-bundle': { usage: "no commits wait to be fetched for that session on this node" },
   'no-such-container': { usage: 'podman inspect does not know the container' },
-  'no-such-workspace': { usage: 'the workspace, or its root, does not exist' },
+  'no-such-workspace': { usage: 'workspace rm: the root has no workspace of that id' },
   'no-workspace': { usage: 'the root has no workspace yet (the message says how to make one)' },
   'no-workspace-record': { usage: 'the workspace was not made by `agent-sandbox workspace new`' },
   'node-workspace-branch': { usage: "the node's worktree has another branch (or a detached HEAD) checked out" },
   'node-workspace-conflict': { usage: "the node's worktree cannot take the incoming commits (git reset --keep refused)" },
-  'node-worktree-failed': {
-    usage: 'git worktree add failed on the node',
-    internal: 'the node\'s worktree is not a linked worktree of its mirror after git worktree add (a bug)',
-  },
   'not-a-repository': { usage: '--repo is not a git repository that git will use (not one, or owned by another user)' },
   'not-root': { usage: 'node-setup not run as root' },
   'receiver-refused': { usage: "the node's receiver refused the request (its last line is the message)" },
@@ -77,7 +76,7 @@ export const errorCodes = {
   'useradd-failed': { usage: 'useradd failed to make the node user' },
   'workspace-detached': { usage: 'a workspace with a detached HEAD cannot be dispatched' },
   'workspace-exists': { usage: 'the workspace id is in use' },
-  'worktree-add-failed': { usage: 'git worktree add failed' },
+  'worktree-add-failed': { usage: 'git worktree add failed (workspace new here, or a dispatched workspace on a node)' },
 
   // 81 unreachable
   'bad-machine-id': { unreachable: 'the machine id file does not hold 32 hex digits' },
@@ -97,12 +96,11 @@ export const errorCodes = {
   'ledger-unwritable': { startFailed: 'the ledger cannot be appended to' },
   'lock-failed': { startFailed: "util-linux flock failed on the workspace's lock" },
   'no-new-privs-rootless': { startFailed: 'rootless podman under NoNewPrivs 1 (setuid newuidmap cannot run): go through nnp-probe exec' },
-  'no-podman': { startFailed: 'podman cannot be run' },
   'no-setfacl': { startFailed: "setfacl is not installed (root mode grants uid 1000 a repository's git metadata with ACLs)" },
   'no-subuids': { startFailed: 'the user has no range in /etc/subuid' },
   'podman-broken': { startFailed: 'podman version failed' },
   'podman-killed': { startFailed: 'podman died without a status; the container was removed' },
-  'podman-missing': { startFailed: 'podman is not installed or not on PATH' },
+  'podman-missing': { startFailed: 'podman is not installed, not on PATH, or cannot be run' },
   'podman-run-failed': { startFailed: 'podman run itself exited 125 (name in use, storage error): the command never ran' },
   'runtime-missing': { startFailed: 'no usable OCI runtime (cgroup v1 needs runc)' },
   'seccomp-profile-invalid': { startFailed: 'the seccomp profile beside the tool is not JSON or not the profile (it does not refuse namespaces)' },
@@ -112,7 +110,6 @@ export const errorCodes = {
   'storage-unwritable': { startFailed: "podman's storage cannot be written by this user" },
 
   // 84 user manager
-  'no-user-manager': { userManager: 'NoNewPrivs 1 and no usable user manager for the systemd-run --user handoff (loginctl enable-linger)' },
   'user-manager-missing': { userManager: 'NoNewPrivs 1 and the user manager is not ready: the message lists the problems and names `loginctl enable-linger <user>`; `problems` in the document' },
 
   // 85 credential
@@ -160,7 +157,6 @@ export const errorCodes = {
   'create-race': { unsafePath: 'a directory being made was replaced by a symlink or a non-directory' },
   'credential-destination': { unsafePath: 'a credential mount is not a plain path below /sandbox-secrets/' },
   'dot-segment-in-create': { unsafePath: 'a path to create has "." or ".." segments' },
-  'duplicate-destination': { unsafePath: 'two mounts at one destination' },
   'empty-path': { unsafePath: 'the path is an empty string' },
   'home-not-directory': { unsafePath: 'the session home is a symlink or not a directory' },
   'home-not-pinned': { unsafePath: 'homes/<id> resolves elsewhere (a link)' },
@@ -171,9 +167,8 @@ export const errorCodes = {
   'outside-root': { unsafePath: 'the path resolves outside the root' },
   'path-too-long': { unsafePath: 'the path is longer than the kernel takes' },
   'root-is-symlink': { unsafePath: 'the root is itself a symlink' },
-  'root-missing': { unsafePath: 'the root does not exist (the message says how to make it)' },
   'root-not-directory': { unsafePath: 'the root is not a directory' },
-  'root-not-found': { unsafePath: 'the root does not exist' },
+  'root-not-found': { unsafePath: 'the root does not exist (the launcher says how a first workspace makes it)' },
   'root-not-owned': { unsafePath: 'the root is owned by another user than the one who runs sessions' },
   'root-not-writable': { unsafePath: 'the root is not writable by the user who runs sessions' },
   'root-symlink-untrusted': { unsafePath: "an ancestor of the root is a symlink owned by another user than root or the caller" },
@@ -183,8 +178,7 @@ export const errorCodes = {
   'socket-path-taken': { unsafePath: 'socketPath exists and is not a socket' },
   'symlink-escape': { unsafePath: 'the path resolves through a symlink outside the root' },
   'workspace-not-pinned': { unsafePath: 'the workspace is not exactly <root>/workspaces/<id> (another session\'s, the root, a link)' },
-  'workspace-record-symlink': { unsafePath: 'a workspace record is a symlink' },
-  'workspace-records-symlink': { unsafePath: 'the workspace records directory is a symlink' },
+  'workspace-record-symlink': { unsafePath: 'a workspace record, or the directory of them, is a symlink' },
 
   // 87 git metadata
   'commondir-not-a-repository': { gitMount: 'the common dir has no objects/ or refs/: not a git directory' },
@@ -264,7 +258,7 @@ export const errorCodes = {
   'podman-failed': { internal: 'a podman command the tool needed failed' },
   'proc-unreadable': { internal: '/proc cannot be read' },
   'reader-init-failed': { internal: "the reader repository of the session's git store cannot be made" },
-  'worktree-not-linked': { internal: 'git worktree add made a workspace that is not a linked worktree' },
+  'worktree-not-linked': { internal: 'git worktree add made a workspace that is not a linked worktree (here, or of the mirror on a node)' },
 
   // 92 busy
   'workspace-busy': { busy: 'another session holds the workspace (the message names who, since when, which container)' },

@@ -76,7 +76,7 @@ const rows: Row[] = [
   {
     claim: 'NoNewPrivs 1 without a user manager is refused (84) naming loginctl enable-linger',
     exitCode: 84,
-    code: 'no-user-manager',
+    code: 'user-manager-missing',
     message: /loginctl enable-linger/,
     setup: async () => ({ prefix: ['setpriv', '--no-new-privs'] }),
   },

@@ -72,7 +72,7 @@ function checkMounts(mounts: ResolvedPlan['mounts']): void {
     const dest = path.posix.normalize(m.destination);
     const earlier = seen.get(dest);
     if (earlier !== undefined) {
-      throw new ToolError('usage', 'duplicate-mount', `${field}: ${dest} is already the destination of input.mounts[${earlier}]`, { field });
+      throw new ToolError('usage', 'duplicate-destination', `${field}: ${dest} is already the destination of input.mounts[${earlier}]`, { field });
     }
     seen.set(dest, i);
   });

@@ -27,7 +27,7 @@ const rows: Row[] = [
   { claim: 'a dot-dot segment in a mount source', input: { ...good, mounts: [{ source: '/tmp/../etc', destination: '/w', readOnly: true }] }, field: 'input.mounts[0].source', code: 'invalid-field' },
   { claim: 'a comma in a mount path (it would add --mount options)', input: { ...good, mounts: [{ source: '/tmp', destination: '/w,ro=false', readOnly: true }] }, field: 'input.mounts[0].destination', code: 'invalid-field' },
   { claim: 'a mount over the container root', input: { ...good, mounts: [{ source: '/tmp', destination: '/', readOnly: true }] }, field: 'input.mounts[0].destination', code: 'invalid-field' },
-  { claim: 'two mounts at one destination', input: { ...good, mounts: [{ source: '/tmp', destination: '/w', readOnly: true }, { source: '/var/tmp', destination: '/w', readOnly: false }] }, field: 'input.mounts[1].destination', code: 'duplicate-mount' },
+  { claim: 'two mounts at one destination', input: { ...good, mounts: [{ source: '/tmp', destination: '/w', readOnly: true }, { source: '/var/tmp', destination: '/w', readOnly: false }] }, field: 'input.mounts[1].destination', code: 'duplicate-destination' },
   { claim: 'a missing readOnly flag', input: { ...good, mounts: [{ source: '/tmp', destination: '/w' }] }, field: 'input.mounts[0].readOnly', code: 'missing-field' },
   { claim: 'limits missing', input: { image: good.image, sessionId: 's', command: ['true'] }, field: 'input.limits', code: 'missing-field' },
   { claim: 'limits.memory missing', input: { ...good, limits: without('memory') }, field: 'input.limits.memory', code: 'missing-field' },

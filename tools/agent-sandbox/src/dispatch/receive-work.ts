@@ -85,9 +85,9 @@ async function placeWorktree(layout: SessionLayout, mirror: string, offer: WorkO
   if (!existsSync(layout.workspace)) {
     runGit({ gitDir: mirror }, ['worktree', 'prune']);
     runGit({ gitDir: mirror }, ['update-ref', offer.branch, offer.tip]);
-    runGit({ gitDir: mirror }, ['worktree', 'add', '--quiet', layout.workspace, offer.branch.replace(/^refs\/heads\//, '')], {}, { code: 'node-worktree-failed' });
+    runGit({ gitDir: mirror }, ['worktree', 'add', '--quiet', layout.workspace, offer.branch.replace(/^refs\/heads\//, '')], {}, { code: 'worktree-add-failed' });
     const place = await gitPlaceOf(layout.workspace, layout.sessionId);
-    if (!place?.commonDir) throw new ToolError('internal', 'node-worktree-failed', `${layout.workspace} is not a linked worktree of ${mirror} after git worktree add`);
+    if (!place?.commonDir) throw new ToolError('internal', 'worktree-not-linked', `${layout.workspace} is not a linked worktree of ${mirror} after git worktree add`);
     grantWorkspace({ workTree: layout.workspace, registration: place.gitDir, commonDir: mirror }, euid);
     return { place, worktree: 'created' };
   }

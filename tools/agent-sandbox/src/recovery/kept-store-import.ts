@@ -6,22 +6,19 @@
  * its commits). The same checked import as after any session. Refused: no kept store (80), a
  * busy workspace (92), an import that fails again (87 git-store-kept: the store stays).
  */
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
 import { guardPath } from '@agent-sandbox/path-guard';
 import { readKept } from '@agent-sandbox/mount-plan';
 import type { WorkspaceImportOutput } from '@agent-sandbox/shared/schemas/workspace';
 import { keptRefusal } from '../git/audit.js';
-import { checkWorkspaceId, layoutFor } from '../workspace/layout.js';
+import { checkWorkspaceId, existingRoot, layoutFor } from '../workspace/layout.js';
 import { lockWorkspace } from '../workspace/lock.js';
 import { finishKeptStore } from './store-sweep.js';
 
 export async function workspaceImport(input: { id: string; root: string; log: (line: string) => void }): Promise<WorkspaceImportOutput> {
   const id = checkWorkspaceId(input.id);
-  if (!path.isAbsolute(input.root)) throw new ToolError('usage', 'relative-root', `--root: expected an absolute path, got ${JSON.stringify(input.root)}`);
-  if (!existsSync(input.root)) throw new ToolError('usage', 'no-kept-store', `workspace ${id} has no kept git store: the root ${input.root} does not exist`);
-  const root = (await guardPath({ path: input.root, root: input.root, kind: 'directory' })).resolved;
+  const root = (await guardPath({ path: existingRoot(input.root), root: input.root, kind: 'directory' })).resolved;
   const layout = layoutFor(root, id);
   const lock = lockWorkspace(layout.lockFile, layout.recordFile, id, 'importing a kept git store');
   try {

@@ -58,7 +58,7 @@ export function checkNoNewPrivs(state: NoNewPrivsState): { reexec: boolean } {
     const why = (state.userManager?.problems ?? []).join('; ');
     throw new ToolError(
       'userManager',
-      'no-user-manager',
+      'user-manager-missing',
       `NoNewPrivs is 1 here, so rootless podman needs the systemd-run --user handoff, but the user manager is not usable${why ? ` (${why})` : ''}; run \`loginctl enable-linger\` for this user and log in again`,
     );
   }
@@ -138,7 +138,7 @@ export async function checkPodman(): Promise<string> {
   try {
     out = await runPodman(['version', '--format', '{{.Client.Version}}'], { expect: 'any', timeoutMs: 30_000 });
   } catch (err) {
-    throw new ToolError('startFailed', 'no-podman', `podman cannot be run: ${(err as Error).message}; install it (apt-get install podman runc)`);
+    throw new ToolError('startFailed', 'podman-missing', `podman cannot be run: ${(err as Error).message}; install it (apt-get install podman runc)`);
   }
   if (out.exitCode !== 0) throw new ToolError('startFailed', 'podman-broken', `podman version failed (exit ${out.exitCode}): ${out.stderr.trim().split('\n').pop()}`);
   return out.stdout.trim();

@@ -6,6 +6,7 @@
  * id: one session per workspace at a time, enforced by the lock. The workspace is checked with
  * path-guard's core after realpath.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
 import { containerNameFor } from '@agent-sandbox/shared/container-layout';
@@ -53,6 +54,20 @@ export function layoutFor(root: string, sessionId: string, workspace = path.join
   };
 }
 
+/** --root as the commands take it: an absolute path (80, relative-root), the one place this is checked. */
+export function absoluteRoot(root: string): string {
+  if (!path.isAbsolute(root)) throw new ToolError('usage', 'relative-root', `--root: expected an absolute path, got ${JSON.stringify(root)}`);
+  return root;
+}
+
+/** A root that must already exist (rm, import): absolute, and there (86, root-not-found, saying how a root is made). */
+export function existingRoot(root: string): string {
+  if (!existsSync(absoluteRoot(root))) {
+    throw new ToolError('unsafePath', 'root-not-found', `the root ${root} does not exist; \`agent-sandbox workspace new ID --repo DIR --root ${root}\` makes it with a first workspace`);
+  }
+  return root;
+}
+
 /** The workspace id a --workspace value names, without touching the file system. */
 export function workspaceIdOf(workspace: string): string {
   return workspace.includes('/') ? path.basename(workspace) : workspace;
@@ -63,8 +78,7 @@ export function workspaceIdOf(workspace: string): string {
  * that, after realpath, is not exactly <root>/workspaces/<id>.
  */
 export async function resolveLayout(workspace: string, root: string): Promise<SessionLayout> {
-  if (!path.isAbsolute(root)) throw new ToolError('usage', 'relative-root', `--root: expected an absolute path, got ${JSON.stringify(root)}`);
-  const realRoot = (await guardPath({ path: root, root, kind: 'directory' })).resolved;
+  const realRoot = (await guardPath({ path: absoluteRoot(root), root, kind: 'directory' })).resolved;
   const given = workspace.includes('/') ? workspace : path.join(realRoot, 'workspaces', checkWorkspaceId(workspace));
   const guarded = await guardPath({ path: given, root: realRoot, kind: 'directory' });
   const rel = path.relative(path.join(realRoot, 'workspaces'), guarded.resolved);

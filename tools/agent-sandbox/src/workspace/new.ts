@@ -15,7 +15,7 @@ import { guardPath } from '@agent-sandbox/path-guard';
 import { detectGit, planMounts } from '@agent-sandbox/mount-plan';
 import { grantWorkspace, revokeCommonDir } from '../git/grant.js';
 import { gitLine, runGit } from '@agent-sandbox/shared/git-run';
-import { checkWorkspaceId, layoutFor } from './layout.js';
+import { absoluteRoot, checkWorkspaceId, layoutFor } from './layout.js';
 import { lockWorkspace } from './lock.js';
 import { listWorkspaceRecords, readWorkspaceRecord, writeWorkspaceRecord, type WorkspaceRecord } from './record.js';
 
@@ -31,8 +31,7 @@ export interface WorkspaceNewInput {
 
 /** The root, made when missing (0755: the agent's mounts are below it), then held to path-guard's rules. */
 export async function ensureRoot(root: string): Promise<string> {
-  if (!path.isAbsolute(root)) throw new ToolError('usage', 'relative-root', `--root: expected an absolute path, got ${JSON.stringify(root)}`);
-  mkdirSync(path.join(root, 'workspaces'), { recursive: true, mode: 0o755 });
+  mkdirSync(path.join(absoluteRoot(root), 'workspaces'), { recursive: true, mode: 0o755 });
   return (await guardPath({ path: root, root, kind: 'directory' })).resolved;
 }
 

@@ -43,7 +43,7 @@ export function readWorkspaceRecord(root: string, id: string): WorkspaceRecord |
 export function writeWorkspaceRecord(root: string, record: WorkspaceRecord): string {
   const dir = recordsDir(root);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (lstatSync(dir).isSymbolicLink()) throw new ToolError('unsafePath', 'workspace-records-symlink', `${dir} is a symlink`);
+  if (lstatSync(dir).isSymbolicLink()) throw new ToolError('unsafePath', 'workspace-record-symlink', `${dir} is a symlink`);
   const file = recordFileOf(root, record.id);
   const temp = `${file}.${process.pid}.tmp`;
   writeFileSync(temp, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });

@@ -13,7 +13,7 @@ import { guardPath } from '@agent-sandbox/path-guard';
 import type { WorkspaceRmOutput } from '@agent-sandbox/shared/schemas/workspace';
 import { revokeCommonDir } from '../git/grant.js';
 import { runGit, uncommittedPaths } from '@agent-sandbox/shared/git-run';
-import { checkWorkspaceId, layoutFor } from './layout.js';
+import { checkWorkspaceId, existingRoot, layoutFor } from './layout.js';
 import { lockWorkspace } from './lock.js';
 import { gitPlaceOf } from './list.js';
 import { listWorkspaceRecords, readWorkspaceRecord, recordFileOf, removeWorkspaceRecord } from './record.js';
@@ -41,9 +41,7 @@ function refuseUncommitted(id: string, paths: string[]): never {
 
 export async function workspaceRm(input: WorkspaceRmInput): Promise<WorkspaceRmOutput> {
   const id = checkWorkspaceId(input.id);
-  if (!path.isAbsolute(input.root)) throw new ToolError('usage', 'relative-root', `--root: expected an absolute path, got ${JSON.stringify(input.root)}`);
-  if (!existsSync(input.root)) throw new ToolError('usage', 'no-such-workspace', `no workspace ${id}: the root ${input.root} does not exist`);
-  const root = (await guardPath({ path: input.root, root: input.root, kind: 'directory' })).resolved;
+  const root = (await guardPath({ path: existingRoot(input.root), root: input.root, kind: 'directory' })).resolved;
   const layout = layoutFor(root, id);
   const lock = lockWorkspace(layout.lockFile, layout.recordFile, id);
   try {

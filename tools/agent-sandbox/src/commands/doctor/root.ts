@@ -18,7 +18,7 @@ export function checkRoot(root: string, rootGiven: boolean, euid = process.geteu
   try {
     info = lstatSync(root);
   } catch {
-    throw new ToolError('unsafePath', 'root-missing', `the root ${root} does not exist; \`${firstWorkspaceCommand(root, rootGiven)}\` makes it with a first workspace`);
+    throw new ToolError('unsafePath', 'root-not-found', `the root ${root} does not exist; \`${firstWorkspaceCommand(root, rootGiven)}\` makes it with a first workspace`);
   }
   if (info.isSymbolicLink()) throw new ToolError('unsafePath', 'root-is-symlink', `the root ${root} is a symlink; name the real directory with --root`);
   if (!info.isDirectory()) throw new ToolError('unsafePath', 'root-not-directory', `the root ${root} is not a directory`);

@@ -12,6 +12,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, renameSync, 
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { ToolError } from '@agent-sandbox/shared';
+import { absoluteRoot } from '../../workspace/layout.js';
 import { systemPath } from '@agent-sandbox/shared/podman';
 
 export interface NodeSetupInput {
@@ -133,8 +134,7 @@ export function nodeSetup(input: NodeSetupInput): NodeSetupOutput {
   if ((process.geteuid?.() ?? 0) !== 0) throw new ToolError('usage', 'not-root', 'node-setup provisions users, their root and their authorized_keys: run it as root on the node');
   const key = parsePublicKey(input.key);
   const { pw, step: userStep } = ensureUser(input.user);
-  const root = input.root ?? path.join(pw.home, 'sandbox');
-  if (!path.isAbsolute(root)) throw new ToolError('usage', 'bad-flag', `--root: expected an absolute path, got ${JSON.stringify(root)}`);
+  const root = absoluteRoot(input.root ?? path.join(pw.home, 'sandbox'));
   const madeRoot = ensureDir(root, pw.uid, pw.gid, 0o755);
   ensureDir(path.join(root, 'workspaces'), pw.uid, pw.gid, 0o755);
   const rootStep: NodeSetupStep = { step: 'root', done: true, changed: madeRoot, detail: `${root} (owned by ${input.user})${madeRoot ? ', made' : ', exists'}` };
