@@ -15,11 +15,9 @@ import path from 'node:path';
 import { validateDocument } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
 import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
-import { binPath, tempDir } from '@agent-sandbox/testkit';
+import { binPath, git, tempDir } from '@agent-sandbox/testkit';
 import { startSshd, type SshdFixture } from './fixtures/sshd-fixture.js';
 
-const gitEnv = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@sandbox.invalid', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@sandbox.invalid', HOME: '/nonexistent', PATH: '/usr/bin:/bin' };
-const git = async (cwd: string, ...args: string[]) => String((await execa('git', ['-c', 'safe.directory=*', '-C', cwd, ...args], { env: gitEnv, extendEnv: false })).stdout).trim();
 const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
 
 interface Setup {

@@ -10,3 +10,6 @@ export * from './cgroup-parent.js';
 export * from './session-fixture.js';
 export * from './api-route.js';
 export * from './api-route-host.js';
+export * from './wait.js';
+export * from './net.js';
+export * from './git.js';

@@ -9,14 +9,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { runPodman, systemPath } from '@agent-sandbox/shared/podman';
-import { scratchDirsOf } from '@agent-sandbox/testkit';
+import { scratchDirsOf, until } from '@agent-sandbox/testkit';
 import { sessionNeeds, nothingLeft, sessionFixture } from '../fixtures/session-fixture.js';
 
 /** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
 const requirements = sessionNeeds({ images: ['localhost/agent-sandbox:latest'] });
 
 const driver = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'launch-driver.mjs');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** 'running' is not a hook: the agent itself says it runs (a file in its workspace). */
 const steps = ['locked', 'staging', 'staged', 'starting', 'started', 'running', 'attributing'] as const;
@@ -24,14 +23,6 @@ const signals = ['SIGKILL', 'SIGTERM'] as const;
 /** Ctrl-C at the terminal, while the agent runs: the launcher stops the container itself. */
 const cases = [...steps.flatMap((step) => signals.map((signal) => ({ step, signal }) as { step: (typeof steps)[number]; signal: 'SIGKILL' | 'SIGTERM' | 'SIGINT' })), { step: 'running' as const, signal: 'SIGINT' as const }];
 
-async function until(what: string, ok: () => boolean | Promise<boolean>, ms: number): Promise<number> {
-  const began = Date.now();
-  while (!(await ok())) {
-    if (Date.now() - began > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(50);
-  }
-  return Date.now() - began;
-}
 
 const containerExists = async (name: string) => (await runPodman(['container', 'exists', name], { expect: 'any' })).exitCode === 0;
 

@@ -8,18 +8,17 @@ import { chown, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import { sessionNeeds, sessionFixture, type SessionFixture } from '../fixtures/session-fixture.js';
+import { git } from '@agent-sandbox/testkit';
 
 /** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
 const requirements = sessionNeeds({ commands: ['git'] });
 
-const gitEnv = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t', HOME: '/nonexistent', PATH: '/usr/bin:/bin' };
 
 /** <base>/repos/main (owned by root, one commit) and its worktree <root>/workspaces/<id>-wt (owned by uid 1000). */
 async function outsideWorktree(fx: SessionFixture) {
   const repos = path.join(fx.base, 'repos');
   const main = path.join(repos, 'main');
   await mkdir(main, { recursive: true });
-  const git = (cwd: string, ...args: string[]) => execa('git', ['-C', cwd, ...args], { env: gitEnv, extendEnv: false });
   await git(main, 'init', '-q');
   await git(main, 'commit', '-q', '--allow-empty', '-m', 'the subject git prints inside');
   const id = `${fx.id}-wt`;

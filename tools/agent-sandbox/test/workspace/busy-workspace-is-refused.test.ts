@@ -7,19 +7,12 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { runPodman } from '@agent-sandbox/shared/podman';
 import { sessionNeeds, nothingLeft, sessionFixture } from '../fixtures/session-fixture.js';
+import { until } from '@agent-sandbox/testkit';
 
 /** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
 const requirements = sessionNeeds({ images: ['localhost/agent-sandbox:latest', 'localhost/agent-sandbox-agents:latest'] });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, ok: () => boolean, ms = 60_000): Promise<void> {
-  const began = Date.now();
-  while (!ok()) {
-    if (Date.now() - began > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(50);
-  }
-}
 
 t.test('a second launcher on a busy workspace is refused (92) and the running session is untouched', requirements, async (t) => {
   const fx = await sessionFixture(t, 'busy');
@@ -31,7 +24,7 @@ t.test('a second launcher on a busy workspace is refused (92) and the running se
     'cmp -s /sandbox-secrets/codex/auth.json /sandbox/home/.codex/auth.json && echo credential-intact > "$PWD/.result"',
   ].join('; ');
   const first = fx.run(['run', ...flags, '--image', 'localhost/agent-sandbox:latest', '--agent-bin', '/bin/sh', '--', '-c', agent], { timeoutMs: 120_000 });
-  await until('the first session runs', () => existsSync(path.join(fx.workspace, '.running')));
+  await until('the first session runs', () => existsSync(path.join(fx.workspace, '.running')), 60_000);
   const installed = path.join(fx.root, 'homes', fx.id, '.codex', 'auth.json');
   const staged = path.join(fx.root, 'secrets', fx.id, 'codex', 'auth.json');
   const before = { installed: statSync(installed).mtimeMs, staged: statSync(staged).mtimeMs };

@@ -9,7 +9,7 @@ import { binPath, startFakeInternet, tempDir } from '@agent-sandbox/testkit';
 import { validateDocument } from '@agent-sandbox/shared/json-input';
 import { EgressAttempt, EgressServeOutput } from '@agent-sandbox/shared/validators/egress-proxy';
 import { startBroker } from '../../dist/index.js';
-import { ask, brokerSession, connectBroker, readHead, socketDir } from '../fixtures/broker-session.js';
+import { ask, brokerSession, connectBroker, readHead, socketDir, untilBrokerListens } from '../fixtures/broker-session.js';
 
 const fi = await startFakeInternet(t, { dir: await tempDir(t, 'astest-fi-') });
 const noResolve = async (): Promise<string[]> => {
@@ -100,13 +100,7 @@ t.test('the CLI: SIGTERM stops it; its stdout is the summary document; the log f
   const config = { socketPath: `${dir}/s.sock`, sessionId: 'astest-cli', allow: [`${fi.api.v4}:22`, '127.0.0.1:22'], logPath: `${dir}/egress.jsonl` };
   const child = execa(binPath('egress-proxy'), ['serve'], { input: JSON.stringify(config), reject: false });
   t.teardown(() => void child.kill('SIGKILL'));
-  // Ready when it says it listens: the socket file appears at bind(2), a moment before listen(2),
-  // and a connect in between is refused (seen under load).
-  await new Promise<void>((resolve, reject) => {
-    let said = '';
-    child.stderr!.on('data', (d: Buffer) => (said += d.toString()).includes('egress-proxy: listening on') && resolve());
-    void child.then((r) => reject(new Error(`the broker exited ${r.exitCode} before it listened: ${said}`)));
-  });
+  await untilBrokerListens(child);
   const requests = [`CONNECT ${fi.api.v4}:22 HTTP/1.1\r\n\r\n`, 'CONNECT blocked.example:443 HTTP/1.1\r\n\r\n', 'CONNECT 127.0.0.1:22 HTTP/1.1\r\n\r\n', 'nonsense\r\n\r\n'];
   for (const request of requests) await ask(config.socketPath, request);
   child.kill('SIGTERM');

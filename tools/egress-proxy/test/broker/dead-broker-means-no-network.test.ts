@@ -5,14 +5,13 @@ import t from 'tap';
 import { execa } from 'execa';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile, chmod } from 'node:fs/promises';
-import { binPath, imageExists, sessionImage, startFakeInternet, tempDir } from '@agent-sandbox/testkit';
-import { socketDir } from '../fixtures/broker-session.js';
+import { binPath, imageExists, sessionImage, startFakeInternet, tempDir, until } from '@agent-sandbox/testkit';
+import { socketDir, untilBrokerListens } from '../fixtures/broker-session.js';
 import { runProbes, type Probe } from '../fixtures/session-container.js';
 
 if (!(await imageExists(sessionImage))) throw new Error(`${sessionImage} is missing: run image/build-all.sh`);
 const fi = await startFakeInternet(t, { dir: await tempDir(t, 'astest-fi-') });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // The CLI resolves with the host's resolver only, so the allowlist names the address itself.
 const httpsProbe = (label: string): Probe => ({ label, kind: 'https', host: 'api.openai.com', target: `${fi.api.v4}:443` });
 
@@ -24,7 +23,7 @@ t.test('SIGKILL of the broker mid-session: the request before works, the request
     broker.kill('SIGKILL');
     return broker.catch(() => undefined);
   });
-  for (let i = 0; i < 100 && !existsSync(config.socketPath); i += 1) await sleep(50);
+  await untilBrokerListens(broker);
   const control = await tempDir(t, 'astest-control-');
   await chmod(control, 0o755);
   let stdoutFile = '';
@@ -36,7 +35,7 @@ t.test('SIGKILL of the broker mid-session: the request before works, the request
     onStdout: (file) => (stdoutFile = file),
     probes: [httpsProbe('before'), { label: 'wait', kind: 'waitFor', path: '/control/go' }, httpsProbe('after')],
   });
-  for (let i = 0; i < 400 && !(stdoutFile && existsSync(stdoutFile) && readFileSync(stdoutFile, 'utf8').includes('"probe":"before"')); i += 1) await sleep(50);
+  await until('the session made its first request', () => Boolean(stdoutFile && existsSync(stdoutFile) && readFileSync(stdoutFile, 'utf8').includes('"probe":"before"')), 20_000);
   const reachedBefore = await fi.connections('api');
   broker.kill('SIGKILL');
   t.equal((await broker).signal, 'SIGKILL', 'the broker is dead');

@@ -7,7 +7,7 @@ import { execa } from 'execa';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { repoRoot, tempDir } from '@agent-sandbox/testkit';
+import { freePort, repoRoot, tempDir } from '@agent-sandbox/testkit';
 import { copyFile } from 'node:fs/promises';
 import { socketDir } from '../fixtures/broker-session.js';
 
@@ -21,14 +21,6 @@ await copyFile(bundle, relayFile);
 const relay = process.execPath;
 const relayArgs = (args: string[]) => [relayFile, ...args];
 
-/** A free loopback port (listen on 0, close, reuse: good enough for one test at a time). */
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 async function startRelayProcess(t: Test, socketPath: string, extra: string[] = []) {
   const port = await freePort();
