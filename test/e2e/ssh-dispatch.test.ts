@@ -112,7 +112,7 @@ t.test('a request meant for another node is refused by the receiver (90)', async
   t.equal(out.exitCode, 90, out.stderr);
   t.match(out.stderr, /request is meant for node a{32}, this node is [0-9a-f]{32}; refused/);
   t.equal(r.marker(), undefined, 'nothing ran');
-  t.match(lines(r.ledger)[0], { outcome: 'refused', exitCode: 90 });
+  t.match(lines(r.ledger)[0], { outcome: 'refused', exitCode: 90, reason: 'wrong-node' }, "the node's own code, carried back over ssh");
 });
 
 t.test('a dead sshd is unreachable (81)', async (t) => {

@@ -61,7 +61,7 @@ export const errorCodes = {
   'node-workspace-conflict': { usage: "the node's worktree cannot take the incoming commits (git reset --keep refused)" },
   'not-a-repository': { usage: '--repo is not a git repository that git will use (not one, or owned by another user)' },
   'not-root': { usage: 'node-setup not run as root' },
-  'receiver-refused': { usage: "the node's receiver refused the request (its last line is the message)" },
+  'receiver-refused': { usage: "the node's receiver refused with a code this launcher does not know, or said none (its message is kept); a node's known code is carried back as itself" },
   'relative-root': {
     usage: '--root is not an absolute path (library callers of workspace new, rm and the layout)',
     unsafePath: 'root is not an absolute path',

@@ -10,6 +10,7 @@ import type { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { LaunchIo } from '../session/launch-io.js';
 import { sessionRequestOf, type LaunchRequest } from '../session/request.js';
 import { dispatchOverSsh } from './ssh.js';
+import { nodeRefusal, readNodeVerdict } from './node-answer.js';
 import { bringBack, prepareWork, type CarriedWork } from './carry-work.js';
 import { openExecLog } from '../session/exec-log.js';
 import { describeEnd } from '../ledger/describe.js';
@@ -54,13 +55,15 @@ async function dispatch(request: LaunchRequest, host: HostEntry, io: LaunchIo, i
     if (result.exitCode === 255) {
       throw new ToolError('unreachable', 'ssh-failed', `ssh to ${host.name} failed before the remote side started: ${result.stderrTail.split('\n').slice(-2).join(' | ') || 'no message'}`);
     }
-    // The receiver refused before accepting (usage, wrong node): its status stands.
-    const err = new ToolError('usage', 'receiver-refused', result.stderrTail.split('\n').pop() ?? 'refused');
+    // The receiver refused before accepting (usage, wrong node, busy): its code and status stand.
+    const err = nodeRefusal(result.refusal, host.name, result.stderrTail);
     recordVerdict(targets, { ...refusedLine(identity, err).line, exitCode: result.exitCode <= 255 ? result.exitCode : ExitCode.internal }, io.log);
     return result.exitCode;
   }
-  const v = (result.verdict ?? {}) as Partial<LedgerLine>;
-  const transfer = work ? await bringBack(work, host, result.verdict ? v : undefined) : undefined;
+  const answer = readNodeVerdict(result.verdict);
+  if (answer.state === 'invalid') io.log(`agent-sandbox: ${host.name}'s verdict is not a ledger line (${forTerminal(answer.problem)}); its fields are not used`);
+  const v: Partial<LedgerLine> = answer.state === 'received' ? answer.line : {};
+  const transfer = work ? await bringBack(work, host, answer.state === 'received' ? v : undefined) : undefined;
   if (transfer?.fetched === 'fast-forward') io.progress(`agent-sandbox: ${transfer.branch} advanced to ${transfer.returned?.tip.slice(0, 12)} with the session's commits`);
   if (transfer?.message) io.log(`agent-sandbox: ${forTerminal(transfer.message)}`);
   const exitCode = result.exitCode === 255 && v.exitCode !== undefined ? v.exitCode : result.exitCode;
@@ -74,7 +77,7 @@ async function dispatch(request: LaunchRequest, host: HostEntry, io: LaunchIo, i
       evidence: v.evidence ?? {},
       peak: v.peak ?? null,
       ...(logPath ? { logPath } : {}),
-      remote: { ...(v.remote ?? {}), via: 'ssh', verdict: result.verdict ? 'received' : 'missing', ...(v.runId ? { runId: v.runId } : {}) },
+      remote: { ...(v.remote ?? {}), via: 'ssh', verdict: answer.state, ...(v.runId ? { runId: v.runId } : {}) },
       ...(transfer ? { work: transfer } : {}),
       ...(v.entrypoint ? { entrypoint: v.entrypoint } : {}),
     },

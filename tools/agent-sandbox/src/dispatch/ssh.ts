@@ -12,6 +12,7 @@ import type { SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import type { ReturnRequest } from '@agent-sandbox/shared/schemas/workspace';
 import { ToolError } from '@agent-sandbox/shared';
+import { receiverRefusedTag } from './node-answer.js';
 
 
 /** Lines the receiver writes on stderr so the dispatcher can tell its stages apart. */
@@ -53,8 +54,20 @@ export interface DispatchResult {
   exitCode: number;
   /** The receiver's verdict document, when it reached the end. */
   verdict?: Record<string, unknown>;
+  /** The receiver's refusal before it accepted (its code, exit and message), when it said one. */
+  refusal?: Record<string, unknown>;
   started: boolean;
   stderrTail: string;
+}
+
+/** The JSON object after a tag, or undefined when it is not one. */
+function taggedObject(line: string, tag: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(line.slice(tag.length));
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -91,6 +104,7 @@ export async function dispatchOverSsh(
     if (io.payload && child.stdin) createReadStream(io.payload).on('error', () => undefined).pipe(child.stdin, { end: false });
     let started = false;
     let verdict: Record<string, unknown> | undefined;
+    let refusal: Record<string, unknown> | undefined;
     const tail: string[] = [];
     let pending = '';
     child.stderr?.setEncoding('utf8');
@@ -102,11 +116,10 @@ export async function dispatchOverSsh(
         pending = pending.slice(nl + 1);
         if (line.startsWith(receiverStartedTag)) started = true;
         else if (line.startsWith(receiverVerdictTag)) {
-          try {
-            verdict = JSON.parse(line.slice(receiverVerdictTag.length)) as Record<string, unknown>;
-          } catch {
-            io.stderr(forTerminal(line));
-          }
+          verdict = taggedObject(line, receiverVerdictTag) ?? verdict;
+          if (!verdict) io.stderr(forTerminal(line));
+        } else if (line.startsWith(receiverRefusedTag)) {
+          refusal = taggedObject(line, receiverRefusedTag);
         } else {
           tail.push(line);
           if (tail.length > 20) tail.shift();
@@ -117,7 +130,7 @@ export async function dispatchOverSsh(
     const result = await child;
     if (pending) io.stderr(pending);
     const exitCode = typeof result.exitCode === 'number' ? result.exitCode : 255;
-    return { exitCode, started, stderrTail: tail.join('\n'), ...(verdict ? { verdict } : {}) };
+    return { exitCode, started, stderrTail: tail.join('\n'), ...(verdict ? { verdict } : {}), ...(refusal ? { refusal } : {}) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

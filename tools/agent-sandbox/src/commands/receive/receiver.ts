@@ -11,7 +11,7 @@
  * for the whole session: end of file means the connection is gone (the dispatching launcher or
  * its ssh was killed), and the session is stopped, with reason "abandoned".
  */
-import { ToolError, parseJsonDocument, validateDocument } from '@agent-sandbox/shared';
+import { ToolError, isToolError, parseJsonDocument, validateDocument } from '@agent-sandbox/shared';
 import { SessionRequest, type LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
 import { ReturnRequest, type WorkTransfer } from '@agent-sandbox/shared/validators/workspace';
 import { guardPath } from '@agent-sandbox/path-guard';
@@ -26,6 +26,7 @@ import { serveReturn } from '../../dispatch/serve-return.js';
 import type { HeldLock } from '@agent-sandbox/shared/flock';
 import { lockWorkspace } from '../../workspace/lock.js';
 import { receiverStartedTag, receiverVerdictTag } from '../../dispatch/ssh.js';
+import { refusalLine } from '../../dispatch/node-answer.js';
 import { sweepAbandoned } from '../../recovery/sweep.js';
 
 export interface ReceiverConfig {
@@ -61,6 +62,11 @@ export function acceptRequest(text: string, machineId: string): SessionRequest |
 export async function receive(channel: Channel, config: ReceiverConfig, io: LaunchIo): Promise<number> {
   try {
     return await receiveOn(channel, config, io);
+  } catch (err) {
+    // The dispatcher reads the code from this line (the error document itself goes to stdout,
+    // which carries the agent's output); the CLI still reports the error as usual.
+    if (isToolError(err)) io.log(refusalLine(err));
+    throw err;
   } finally {
     channel.close();
   }
