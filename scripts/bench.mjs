@@ -12,6 +12,7 @@
 //              [--flood-seconds N]                              (section 10, default 300)
 //              [--image IMAGE]   (default localhost/agent-sandbox:latest; it must have egress-relay)
 //              [--versus IMAGE]  (sections 1, 12: the same cases with another image, side by side)
+//              [--quiet-seconds N] [--quiet-files N,...]        (section 13, default 60; 10 and 100000 always)
 //
 // 1 session overhead: `agent-sandbox run -- true` vs a bare `podman run --rm` of the same argv
 // 2 each executable's cold start vs `node -e 0`
@@ -25,6 +26,7 @@
 // 10 floods: the broker (distinct names, one denied name) and empty files; RSS, log, overshoot
 // 11 where one run of /bin/true spends its time, step by step (the launcher's marks, podman's events)
 // 12 the container side before the agent: entrypoint, cred-stage install, relay (wall, container CPU)
+// 13 a quiet session's supervision: the launcher's CPU per minute while its agent sleeps
 import { existsSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -43,6 +45,7 @@ const sections = {
   10: async () => (await import('./bench/floods.mjs')).floods(),
   11: async () => (await import('./bench/run-profile.mjs')).runProfile(),
   12: async () => (await import('./bench/container-side.mjs')).containerSide(),
+  13: async () => (await import('./bench/quiet.mjs')).quiet(),
 };
 const tools = ['path-guard', 'cred-stage', 'mount-plan', 'nnp-probe', 'sandbox-run', 'podman-attrib', 'agent-unsafe', 'agent-sandbox', 'egress-proxy'];
 

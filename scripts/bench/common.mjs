@@ -30,6 +30,8 @@ export function parseOptions(argv) {
       'flood-seconds': { type: 'string', default: '300' },
       image: { type: 'string', default: 'localhost/agent-sandbox:latest' },
       versus: { type: 'string' },
+      'quiet-seconds': { type: 'string', default: '60' },
+      'quiet-files': { type: 'string', default: '' },
     },
     strict: true,
   });
@@ -48,6 +50,8 @@ export function parseOptions(argv) {
     floodSeconds: Number(values['flood-seconds']),
     image: values.image,
     versus: values.versus,
+    quietSeconds: Number(values['quiet-seconds']),
+    quietFiles: values['quiet-files'] ? values['quiet-files'].split(',').map(Number) : [],
   };
 }
 

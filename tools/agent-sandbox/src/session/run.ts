@@ -42,14 +42,20 @@ export interface SessionRun {
   stopped?: string;
 }
 
-/** The container's id, read from the cidfile while the container exists (podman --rm removes the file). */
+/**
+ * The container's id, read from the cidfile while the container exists (podman --rm removes the
+ * file): every 50 ms until podman wrote it (within its create, well under a second), then never.
+ */
 function watchCidfile(file: string): { id(): string | undefined; stop(): void } {
   let id: string | undefined;
   const read = () => {
     if (id) return;
     try {
       const text = readFileSync(file, 'utf8').trim();
-      if (/^[0-9a-f]{64}$/.test(text)) id = text;
+      if (/^[0-9a-f]{64}$/.test(text)) {
+        id = text;
+        clearInterval(timer);
+      }
     } catch {
       // not written yet
     }

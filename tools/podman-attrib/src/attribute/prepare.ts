@@ -9,7 +9,7 @@ import path from 'node:path';
 import { cgroupMode } from '@agent-sandbox/shared';
 import { cgroupLayout, cgroupRoot, createParent, removeSessionParent, type CgroupLayout } from '../cgroup/cgroup-tree.js';
 import { eventLogMark, eventLogPath } from '../verdict/event-log.js';
-import { watchDescendantEvents, type EventWatch } from '../cgroup/event-watch.js';
+import { eventWatchPlan, watchDescendantEvents, type EventWatch } from '../cgroup/event-watch.js';
 import { openKmsgCursor, type KmsgCursor } from '../verdict/kmsg-cursor.js';
 import { sessionParent, type SessionParent } from '../cgroup/session-parent.js';
 import { recordOwner, sweepStaleParents } from '../cgroup/stale-parents.js';
@@ -72,7 +72,7 @@ export function prepareAttribution(options: PrepareOptions): Attribution {
   // the session existed then: podman creates the cidfile before conmon or runc make a cgroup.
   const kernel = openKmsgCursor({ onDrained: () => existsSync(cidfile) || hasChildCgroup(layout) });
   void kernel.drainInBackground();
-  const events = watchDescendantEvents(layout);
+  const events = watchDescendantEvents(layout, eventWatchPlan(layout.mode, kernel.opened));
   let cleaned = false;
   return {
     sessionId: options.sessionId,

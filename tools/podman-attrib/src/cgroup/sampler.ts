@@ -5,6 +5,7 @@
  * Never the verdict: a fast OOM dies between samples.
  */
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Peak } from '@agent-sandbox/shared/schemas/podman-attrib';
 import { cgroupLayout, type CgroupLayout } from './cgroup-tree.js';
@@ -48,6 +49,23 @@ export interface Sampler {
   stop(): Promise<Peak>;
 }
 
+/** Linux 6.1 and later keep pids.peak (v1 and v2) and memory.peak (v2, 5.19); v1 always kept memory.max_usage_in_bytes. */
+export function kernelKeepsPeaks(release = os.release()): boolean {
+  const [major = 0, minor = 0] = release.split('.').map((n) => parseInt(n, 10));
+  return major > 6 || (major === 6 && minor >= 1);
+}
+
+/**
+ * How often to sample: every 200 ms where a peak exists only as samples (a kernel before 6.1),
+ * every 5 s where the kernel keeps the peaks. Then a sample only refines the one figure a peak
+ * file cannot give, the container's tasks while they stay under conmon's setup peak (pidsPeak:
+ * at most about 14 tasks), and a figure that small is a detail, not a ceiling: a slow sample
+ * costs a quiet session next to nothing (docs/performance.md, "What the launcher watches").
+ */
+export function samplerIntervalMs(release?: string): number {
+  return kernelKeepsPeaks(release) ? 5000 : 200;
+}
+
 /** Starts sampling the parent (by its --cgroup-parent path, or a layout from prepareAttribution). */
 export function startSampler(options: { cgroupParent?: string; layout?: CgroupLayout; intervalMs?: number }): Sampler {
   const layout = options.layout ?? cgroupLayout(options.cgroupParent ?? '');
@@ -59,7 +77,7 @@ export function startSampler(options: { cgroupParent?: string; layout?: CgroupLa
     peak = { memoryBytes: max(peak.memoryBytes, now.memoryBytes), pids: max(peak.pids, now.pids), cpuSeconds: max(peak.cpuSeconds, now.cpuSeconds) };
   };
   take();
-  const timer = setInterval(take, options.intervalMs ?? 200);
+  const timer = setInterval(take, options.intervalMs ?? samplerIntervalMs());
   timer.unref();
   return {
     async stop() {

@@ -18,6 +18,8 @@ import { kmsgPath, parseKmsgRecord, readKmsg, type KmsgRead, type KmsgRecord } f
 export interface KmsgCursor {
   /** Sequence number of the last record the first drain read (-1 until it ended, or an empty ring). */
   readonly mark: number;
+  /** Whether /dev/kmsg opened: the kernel's own lines about this session will be read at its end. */
+  readonly opened: boolean;
   readonly drained: boolean;
   /** Reads on to the end of the ring in slices, yielding to the event loop between them. */
   drainInBackground(): Promise<void>;
@@ -119,6 +121,7 @@ export function openKmsgCursor(options: KmsgCursorOptions): KmsgCursor {
     get mark() {
       return state.mark;
     },
+    opened: state.fd !== undefined,
     get drained() {
       return state.drained;
     },

@@ -1,0 +1,70 @@
+// Section 13: what a session costs while it merely runs. The launcher and every process it
+// waits for (podman, the walks) measured by their CPU, for a session whose agent sleeps
+// --quiet-seconds minus one whose agent exits at once, on the same workspace: what is left is
+// the cost of running and being watched, per minute. Workspaces of 10 and 100 000 files, and
+// those of --quiet-files (say 1000000). The same difference for the hand-written `podman run
+// --rm` is the baseline: podman's own process stays attached to the container and its runtime
+// wakes on its own clock, which a user's bare run pays too. The launcher's supervision is the
+// difference between the two; the bound (issue 35) is at most 60 ms of CPU per minute, on every
+// size. The sentinel and conmon are not the launcher's children and are not counted (conmon is
+// podman's own, the same for the hand-written run; the sentinel sleeps on a pipe).
+import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { bin, options, tag, timed } from './common.mjs';
+import { env, flags, makeRoot, plainWorkspace } from './fixture.mjs';
+import { handWrittenArgv } from './baselines.mjs';
+
+/** A workspace of `files` empty files, 1000 to a directory, owned by the container's uid. */
+function filledWorkspace(files) {
+  const root = makeRoot(`s13-f${files}`);
+  const id = `${tag}-q${files}`;
+  const ws = plainWorkspace(root, id);
+  for (let d = 0; d * 1000 < files; d += 1) {
+    const dir = path.join(ws, `d${d}`);
+    mkdirSync(dir);
+    for (let f = 0; f < Math.min(1000, files - d * 1000); f += 1) writeFileSync(path.join(dir, `f${f}`), '');
+    chownSync(dir, 1000, 1000);
+  }
+  return { root, id };
+}
+
+/** The launcher's CPU (ms) for one session whose agent runs `sh -c SCRIPT`. */
+function sessionCpu(root, id, script) {
+  return timed(bin('agent-sandbox'), ['run', ...flags(root, id), '--agent-bin', 'sh', '--', '-c', script], { env }).cpu;
+}
+
+/** CPU per minute of sleeping: (sleep - immediate exit) scaled to 60 s. */
+const perMinute = (idle, slept, seconds) => ((slept - idle) * 60) / seconds;
+
+/** The hand-written run's CPU for an immediate exit and for the sleep. */
+function podmanBaseline(root, id, seconds) {
+  const run = (name, script) => {
+    const argv = handWrittenArgv(root, id, name, ['/bin/sh', '-c', script]);
+    return timed(argv[0], argv.slice(1), { env }).cpu;
+  };
+  run('quiet-warm', 'true');
+  return { idle: run('quiet-true', 'true'), slept: run('quiet-sleep', `sleep ${seconds}`) };
+}
+
+export async function quiet() {
+  const seconds = options.quietSeconds;
+  const sizes = [10, 100_000, ...options.quietFiles];
+  const rows = {};
+  console.log(`\n13. a quiet session's supervision: CPU per minute of a ${seconds} s sleep minus an immediate exit (bound: 60 ms over podman's own)`);
+  let podman;
+  for (const files of sizes) {
+    const { root, id } = filledWorkspace(files);
+    if (!podman) {
+      const b = podmanBaseline(root, id, seconds);
+      podman = perMinute(b.idle, b.slept, seconds);
+      console.log(`   hand-written podman run --rm: ${podman.toFixed(0).padStart(5)} ms CPU per minute (immediate exit ${b.idle} ms, ${seconds} s sleep ${b.slept} ms)`);
+    }
+    sessionCpu(root, id, 'true'); // warm: the first session of a workspace takes its baseline walk
+    const idle = sessionCpu(root, id, 'true');
+    const slept = sessionCpu(root, id, `sleep ${seconds}`);
+    const launcher = perMinute(idle, slept, seconds);
+    rows[files] = { idleMs: idle, sleptMs: slept, perMinuteMs: launcher, podmanPerMinuteMs: podman, supervisionPerMinuteMs: launcher - podman };
+    console.log(`   ${String(files).padStart(8)} files: launcher ${launcher.toFixed(0).padStart(5)} ms per minute, supervision ${(launcher - podman).toFixed(0).padStart(5)} ms (immediate exit ${idle} ms, ${seconds} s sleep ${slept} ms)`);
+  }
+  return { podmanPerMinuteMs: podman, sizes: rows };
+}
