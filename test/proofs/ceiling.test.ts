@@ -4,10 +4,11 @@
 // --cpus (measured from cgroup usage), each limit read from inside, the bombs attributed the
 // way the launcher attributes a session (podman-attrib: kernel log on v1, counters on v2), and
 // no container is left behind.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { execa } from 'execa';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { runPodman } from '@agent-sandbox/shared/podman';
+import type { PodmanAttribOutput } from '@agent-sandbox/shared/schemas/podman-attrib';
 import { containerCgroupDir, tempDir, testCgroupParent } from '@agent-sandbox/testkit';
 import { busybox, debian, ensureImage, runAttributed, runScript } from './session.js';
 import { cpuController, cpuQuotaScript, cpuUsageScript, files, hostCpuFile, hostCpuUsage, memoryLimitScript, v2 } from './cgroup-view.js';
@@ -23,6 +24,18 @@ const rootful = process.geteuid?.() === 0;
 const kernelLog = rootful ? false : 'the kernel log needs CAP_SYSLOG (dmesg_restrict=1); rootless attribution is proved from the counters';
 async function dmesg(): Promise<string> {
   return String((await execa('dmesg', [], { reject: false })).stdout);
+}
+
+/**
+ * The peak names what it counts. The parent's pids.peak also counts conmon, which podman moves
+ * in: a move is never refused (the kernel checks pids.max on fork and clone only), so under
+ * systemd the slice read 65 while no fork inside ever passed 64. conmon's task is taken out.
+ */
+function peakIsTheContainers(t: Test, attribution: PodmanAttribOutput, insideMax: number): void {
+  const peak = attribution.peak.pids;
+  const parent = attribution.evidence.cgroup.counters['pids.peak'];
+  t.ok(peak !== null && peak <= 64 && peak >= insideMax - 1, `the ledger's peak (${peak}) is the container's (inside at most ${insideMax}), not the parent's with conmon (${parent})`);
+  t.match(attribution.evidence.cgroup.pidsPeakBasis, /pids\.peak less conmon/, `the basis says what it counts: ${attribution.evidence.cgroup.pidsPeakBasis}`);
 }
 
 t.test('a fork bomb is held at --pids-limit, the host can still fork during it, and the end is attributed pids-limit', async (t) => {
@@ -97,6 +110,7 @@ t.test('a fork bomb is held at --pids-limit, the host can still fork during it, 
   t.ok(seen.every((s) => s.current <= 64), `inside, pids.current never exceeded 64 (max seen ${Math.max(...seen.map((s) => s.current))})`);
   t.ok(Math.max(...seen.map((s) => s.events)) > 0, 'inside, pids.events counts rejected forks');
   t.match(out.stdout, /^max=64$/m, 'inside, pids.max is 64');
+  peakIsTheContainers(t, attribution, Math.max(...seen.map((s) => s.current)));
   t.equal(attribution.reason, 'pids-limit', `attributed pids-limit: ${attribution.evidence.basis}`);
   t.match(attribution.evidence.basis, /^kernel log: cgroup: fork rejected by pids controller/, "as root the kernel log, read first, names the session's cgroup", { skip: kernelLog });
   t.match(await dmesg(), new RegExp(`fork rejected by pids controller in ${escape(attribution.evidence.kernelLog.match)}/libpod-[0-9a-f]{64}`), 'the kernel log names the container cgroup', { skip: kernelLog });

@@ -45,9 +45,10 @@ export const CgroupEvidence = Closed({
   error: Type.Optional(Type.String()),
   counters: Type.Record(Type.String(), Type.Number(), {
     description:
-      'raw counters of the parent as "<file>" or "<file>:<key>", plus "conmon/<file>" for podman\'s conmon child and "descendants/pids.events:max" (the container\'s own cgroup, read while it ran: the kernel counts a rejected fork only there)',
+      'raw counters of the parent as "<file>" or "<file>:<key>", plus "conmon/<file>" for podman\'s conmon child, "descendants/pids.events:max" (the container\'s own cgroup, read while it ran: the kernel counts a rejected fork only there) and "descendants/conmon-scope" (1: conmon ran in a scope of its own inside the parent)',
   }),
   sampled: Type.Optional(Peak),
+  pidsPeakBasis: Type.Optional(Type.String({ description: 'what peak.pids counts: the parent\'s pids.peak, and what was taken out of it (conmon, which podman moves in: a move is never refused by a limit)' })),
 });
 
 export const PodmanEvent = Closed({

@@ -6,7 +6,7 @@
  */
 import type { Evidence, PodmanAttribOutput, Peak } from '@agent-sandbox/shared/schemas/podman-attrib';
 import { cgroupLayout, type CgroupLayout } from '../cgroup/cgroup-tree.js';
-import { peakFromCounters, readCounters, type Counters } from '../cgroup/counters.js';
+import { peakFromCounters, pidsPeakBasis, readCounters, type Counters } from '../cgroup/counters.js';
 import { eventLogPath, readContainerEvents, type EventRead } from '../verdict/event-log.js';
 import { findKernelEvents, kmsgPath, readKmsg, type KmsgRead } from '../verdict/kernel-log.js';
 import type { Attribution } from './prepare.js';
@@ -62,6 +62,7 @@ export function cgroupEvidence(layout: CgroupLayout, parent: string, counters: C
     ...(found ? {} : { error: `no counters under ${layout.dirs.memory}` }),
     counters,
     ...(sampled ? { sampled } : {}),
+    ...(found ? { pidsPeakBasis: pidsPeakBasis(counters) } : {}),
   };
 }
 

@@ -87,24 +87,43 @@ export function readCounters(layout: CgroupLayout): Counters {
   return counters;
 }
 
+/** The counter key the event watch sets when conmon ran in a scope of its own inside the parent (systemd's form). */
+export const conmonScopeKey = 'descendants/conmon-scope';
+
 /** conmon's own task count while the container runs (measured here: 1 task, about 0.9 MB). */
 export const conmonSteadyPids = 1;
 
 /**
- * The session's pids peak. The parent's pids.peak also counts conmon's child
- * cgroup, which peaks during container setup (runc's Go threads: 9 to 14 here)
- * while the container holds one task. When the parent's peak is above what
- * setup alone reached, it came from the container: subtract conmon's steady
- * task. Otherwise the setup peak hides the container's: use the sampled
- * container count, and never less than parent minus conmon peaks.
+ * The session's pids peak. The parent's pids.peak also counts conmon, podman's monitor, which
+ * podman starts outside the session and then moves in: a move is not a fork, and the kernel
+ * checks a limit only on fork and clone, so conmon is counted without ever being refused. Two
+ * forms:
+ * - a `conmon` child cgroup (cgroupfs): it peaks during container setup (runc's Go threads: 9
+ *   to 14 here) while the container holds one task. When the parent's peak is above what setup
+ *   alone reached, it came from the container: subtract conmon's steady task. Otherwise the
+ *   setup peak hides the container's: use the sampled container count, and never less than
+ *   parent minus conmon peaks.
+ * - conmon's own scope beside the container's in a systemd slice (`libpod-conmon-<id>.scope`,
+ *   seen by the watch while it ran; systemd removes it with conmon): measured in the VM tier's
+ *   guest, the slice peaked at 65 under --pids 64 while the container's own cgroup peaked at 64
+ *   and conmon's scope held 1 task (3 during setup). Subtract conmon's steady task.
  */
 export function pidsPeak(counters: Counters, sampledContainerPids: number | null | undefined): number | null {
   const parent = counters['pids.peak'];
   if (parent === undefined) return sampledContainerPids ?? null;
+  if (counters[conmonScopeKey]) return Math.max(parent - conmonSteadyPids, sampledContainerPids ?? 1, 1);
   const conmon = counters['conmon/pids.peak'];
   if (conmon === undefined) return parent;
   if (parent - conmonSteadyPids > conmon) return parent - conmonSteadyPids;
   return Math.max(sampledContainerPids ?? 1, parent - conmon, 1);
+}
+
+/** What peak.pids counted, in words, for the evidence beside it. */
+export function pidsPeakBasis(counters: Counters): string {
+  if (counters['pids.peak'] === undefined) return "the launcher's samples of the container's tasks (no pids.peak survived)";
+  if (counters[conmonScopeKey]) return "the session parent's pids.peak less conmon's one task (conmon ran in its own scope in the parent: moved in, never forked there)";
+  if (counters['conmon/pids.peak'] !== undefined) return "the session parent's pids.peak less conmon's child cgroup (or the sample, where conmon's setup peak hid the container's)";
+  return "the session parent's pids.peak";
 }
 
 /**

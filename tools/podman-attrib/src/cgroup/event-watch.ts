@@ -16,10 +16,15 @@
 import { lstatSync, readFileSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { descendants, type CgroupLayout } from './cgroup-tree.js';
-import { parseKeyed, type Counters } from './counters.js';
+import { conmonScopeKey, parseKeyed, type Counters } from './counters.js';
 
 /** The counter key the watch reports (kept next to the parent's own in evidence.cgroup.counters). */
 export const descendantPidsKey = 'descendants/pids.events:max';
+
+/** Whether one of the parent's descendants now is conmon's own scope (libpod-conmon-<id>.scope). */
+function hasConmonScope(layout: CgroupLayout): boolean {
+  return descendants(layout.dirs.pids, 1).some((dir) => path.basename(dir).startsWith('libpod-conmon-'));
+}
 
 /** The largest pids.events "max" among the parent's descendants now (0 when none has one). */
 export function descendantPidsEvents(layout: CgroupLayout): number {
@@ -121,8 +126,10 @@ function watchTree(top: string, onChange: () => void): { close(): void } {
 
 export function watchDescendantEvents(layout: CgroupLayout, plan: EventWatchPlan = { inotify: false, pollMs: 200 }): EventWatch {
   let pids = 0;
+  let conmonScope = false;
   const look = () => {
     pids = Math.max(pids, descendantPidsEvents(layout));
+    conmonScope ||= hasConmonScope(layout);
   };
   const timer = plan.pollMs === null ? undefined : setInterval(look, plan.pollMs);
   timer?.unref();
@@ -139,6 +146,7 @@ export function watchDescendantEvents(layout: CgroupLayout, plan: EventWatchPlan
       }
       const seen: Counters = {};
       if (pids > 0) seen[descendantPidsKey] = pids;
+      if (conmonScope) seen[conmonScopeKey] = 1;
       return seen;
     },
   };

@@ -108,4 +108,8 @@ t.test("pids peak: conmon's setup peak is not counted as the container's", async
   t.equal(pidsPeak({ 'pids.peak': 14, 'conmon/pids.peak': 14 }, 2), 2, 'a setup-dominated peak falls back to the sample');
   t.equal(pidsPeak({ 'pids.peak': 14 }, 2), 14, 'without a conmon child the parent is the count');
   t.equal(pidsPeak({}, null), null, 'nothing survived: null, not a guess');
+  // The VM tier's guest (systemd, v2): the slice peaked at 65 under --pids 64, its container at 64, conmon's scope held 1.
+  t.equal(pidsPeak({ 'pids.peak': 65, 'descendants/conmon-scope': 1 }, 40), 64, "conmon's own scope in the slice: its one task is taken out");
+  t.equal(pidsPeak({ 'pids.peak': 3, 'descendants/conmon-scope': 1 }, 1), 2);
+  t.equal(pidsPeak({ 'pids.peak': 1, 'descendants/conmon-scope': 1 }, null), 1, 'never below one task');
 });
