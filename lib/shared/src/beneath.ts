@@ -16,6 +16,7 @@
  * be a real directory (never a link).
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync, rmSync, type Stats } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fsPath, nameFromBytes } from './byte-names.js';
 
@@ -88,15 +89,33 @@ function unlinkPlanted(link: string, target: string): Removed {
 }
 
 /**
- * Removes `target` (recursively when it is a directory: node's rm never follows links inside a
- * tree) beneath `root`. A link on the way is unlinked itself and reported; its target is never
- * touched.
+ * Removes a tree a session wrote, however deep: with coreutils rm, which walks the tree with
+ * openat and a stack of its own on the heap (fts). Node's recursive rm recurses on the JS stack
+ * and overflows from about 2 000 levels (measured: "Maximum call stack size exceeded" at 7 500),
+ * and any call by full path meets PATH_MAX long before 10 000 levels. rm never follows a link
+ * inside the tree, never crosses into another mount (--one-file-system), and unlinks a FIFO or a
+ * socket without opening it. Throws with rm's own words when something is left.
+ */
+export function removeTree(target: string): void {
+  const at = fsPath(target);
+  // A name that is not UTF-8 cannot be an argument; such a target is never one of the launcher's own trees.
+  if (typeof at !== 'string') return rmSync(at, { recursive: true, force: true });
+  const r = spawnSync('rm', ['-rf', '--one-file-system', '--', at], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' } });
+  if (r.error) throw r.error;
+  if (r.status !== 0) throw new Error(`could not remove ${target}: ${(r.stderr ?? '').trim().split('\n').slice(-2).join(' | ') || `rm exited ${r.status}`}`);
+}
+
+/**
+ * Removes `target` (the whole tree when it is a directory: removeTree, at any depth, following
+ * no link inside) beneath `root`. A link on the way is unlinked itself and reported; its target
+ * is never touched.
  */
 export function removeBeneath(root: string, target: string): Removed {
   const walked = walkBeneath(root, target);
   if (walked.link) return unlinkPlanted(walked.link, target);
   if (!walked.stats) return { removed: false };
-  rmSync(fsPath(target), { recursive: true, force: true });
+  if (walked.stats.isDirectory()) removeTree(target);
+  else rmSync(fsPath(target), { force: true });
   return { removed: true };
 }
 

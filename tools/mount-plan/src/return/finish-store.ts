@@ -17,7 +17,7 @@
  *    objects, or wrote one git refuses) is reported (`failed`) and the store goes: those commits
  *    cannot come home, and the store must not pile up.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { ToolError } from '@agent-sandbox/shared';
 import { removeBeneath } from '@agent-sandbox/shared/beneath';
 import { boundedList } from '@agent-sandbox/shared/bounded-list';
@@ -97,41 +97,49 @@ export function finishGitStore(dir: string, options: FinishOptions = {}): Finish
   const manifest = readManifest(dir);
   const empty = { named: [], others: 0 };
   const base: FinishReport = { absent: true, branch: null, outcome: 'none', from: null, to: null, refsDropped: empty, copiedBack: [], kept: [], leftInStore: empty, prepareMs: 0, ms: 0 };
+  let removed: string | undefined;
   if (!manifest) {
     // prepare died before its manifest: nothing was handed to a session.
-    if (lstatSync(dir, { throwIfNoEntry: false })) removeStore(dir);
-    return base;
+    if (lstatSync(dir, { throwIfNoEntry: false })) removed = removeStore(dir);
+    return removed ? { ...base, message: removed } : base;
   }
   let kept: KeptState | undefined;
+  let report: FinishReport;
   try {
-    const before = new Map<string, string>();
-    parsePackedRefs(readFileSync(`${dir}/${snapshotName}`, 'latin1'), before);
-    const after = readStoreRefs(`${dir}/common`);
-    const { keep, ...outcome } = importMoved(manifest, manifest.branch ? after.refs.get(manifest.branch) : undefined);
-    if (keep) kept = keepStore(dir, keep);
-    const worktree = returnWorktreeFiles(manifest, outcome.outcome === 'fast-forward' || outcome.outcome === 'unchanged');
-    const dropped = droppedRefs(before, after.refs, manifest.branch);
-    const truncated = after.truncated ? ' (the store held more refs than were read)' : '';
-    return {
-      absent: false,
-      branch: manifest.branch,
-      ...outcome,
-      ...(truncated ? { message: `${outcome.message ?? ''}${truncated}`.trim() } : {}),
-      refsDropped: dropped,
-      ...worktree,
-      leftInStore: boundedList(leftInStore(manifest), 20),
-      ...(kept ? { storeKept: storeKeptOf(dir, kept) } : {}),
-      ...(options.by ? { by: options.by } : {}),
-      prepareMs: manifest.ms,
-      ms: Math.round(performance.now() - began),
-    };
+    report = finishFrom(dir, manifest, options, began, (why) => (kept = keepStore(dir, why)));
   } catch (err) {
     // Nothing foreseen: the store (and whatever commits it holds) is kept, and the error said.
     kept ??= keepStore(dir, (err as Error).message);
     throw err;
   } finally {
-    if (!kept) removeStore(dir);
+    if (!kept) removed = removeStore(dir);
   }
+  return removed ? { ...report, message: `${report.message ? `${report.message}; ` : ''}${removed}` } : report;
+}
+
+/** The import, the worktree's files and the refs' report, once the manifest is read. */
+function finishFrom(dir: string, manifest: StoreManifest, options: FinishOptions, began: number, keep: (why: string) => KeptState): FinishReport {
+  const before = new Map<string, string>();
+  parsePackedRefs(readFileSync(`${dir}/${snapshotName}`, 'latin1'), before);
+  const after = readStoreRefs(`${dir}/common`);
+  const { keep: keepWhy, ...outcome } = importMoved(manifest, manifest.branch ? after.refs.get(manifest.branch) : undefined);
+  const kept = keepWhy ? keep(keepWhy) : undefined;
+  const worktree = returnWorktreeFiles(manifest, outcome.outcome === 'fast-forward' || outcome.outcome === 'unchanged');
+  const dropped = droppedRefs(before, after.refs, manifest.branch);
+  const truncated = after.truncated ? ' (the store held more refs than were read)' : '';
+  return {
+    absent: false,
+    branch: manifest.branch,
+    ...outcome,
+    ...(truncated ? { message: `${outcome.message ?? ''}${truncated}`.trim() } : {}),
+    refsDropped: dropped,
+    ...worktree,
+    leftInStore: boundedList(leftInStore(manifest), 20),
+    ...(kept ? { storeKept: storeKeptOf(dir, kept) } : {}),
+    ...(options.by ? { by: options.by } : {}),
+    prepareMs: manifest.ms,
+    ms: Math.round(performance.now() - began),
+  };
 }
 
 /** Records a failed import in the store's kept.json; a store whose state cannot be written is kept all the same. */
@@ -144,7 +152,23 @@ function keepStore(dir: string, why: string): KeptState {
   }
 }
 
-/** The store, removed beneath `<root>/git-stores` without following a link (rm never follows one inside). */
-function removeStore(dir: string): void {
-  removeBeneath(dir.slice(0, dir.lastIndexOf('/')), dir);
+/**
+ * The store, removed beneath `<root>/git-stores` without following a link. A store that cannot
+ * be removed does not change how the session ended (its agent's status and its branch stand):
+ * it is moved aside, so the workspace's next session starts with a store of its own, and the
+ * words for the end line are returned.
+ */
+function removeStore(dir: string): string | undefined {
+  try {
+    removeBeneath(dir.slice(0, dir.lastIndexOf('/')), dir);
+    return undefined;
+  } catch (err) {
+    const aside = `${dir}.removing-${Date.now()}`;
+    try {
+      renameSync(dir, aside);
+      return `the session's git store could not be removed (${(err as Error).message}); it is at ${aside}: remove it with rm -rf`;
+    } catch {
+      return `the session's git store could not be removed (${(err as Error).message}), nor moved aside: remove ${dir} with rm -rf before the workspace's next session`;
+    }
+  }
 }
