@@ -16,7 +16,7 @@ import type { HostEntry } from '@agent-sandbox/shared/schemas/agent-sandbox-host
 import type { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { BundleFacts, WorkOffer, WorkTransfer } from '@agent-sandbox/shared/schemas/workspace';
 import { guardPath } from '@agent-sandbox/path-guard';
-import { importBranch, restoreImportOwner, sideRefOf, type Advance } from '@agent-sandbox/mount-plan';
+import { importBranch, restoreImportOwner, type Advance } from '@agent-sandbox/mount-plan';
 import { chownTree } from '../git/grant.js';
 import { runGit, uncommittedPaths, type GitPlace } from '@agent-sandbox/shared/git-run';
 import { layoutFor } from '../workspace/layout.js';
@@ -99,12 +99,14 @@ async function fetchBack(work: CarriedWork, host: HostEntry, runId: string, retu
   }
   checkBundle({ file, ref: work.offer.branch, tip: returned.tip, prerequisitesIn: { gitDir: work.commonDir } }, work.scratch);
   const branch = work.offer.branch;
+  let parkedAt: string | undefined;
   try {
     const result = importBranch({ place: { gitDir: work.commonDir }, source: file, ref: branch, tip: returned.tip, branch, sessionId: work.id, advance: mergeInWorktree(work) });
+    parkedAt = result.sideRef;
     if (result.outcome === 'side-ref') return { fetched: 'side-ref', sideRef: result.sideRef!, message: result.message! };
     return { fetched: 'fast-forward' };
   } finally {
-    restoreImportOwner(work.commonDir, [branch, sideRefOf(work.id)]);
+    restoreImportOwner(work.commonDir, [branch, ...(parkedAt ? [parkedAt] : [])]);
   }
 }
 

@@ -19,7 +19,7 @@ import type { BundleFacts, WorkOffer, WorkTransfer } from '@agent-sandbox/shared
 import { chownTree, grantWorkspace } from '../git/grant.js';
 import { runGit, uncommittedPaths, type GitPlace } from '@agent-sandbox/shared/git-run';
 import { layoutFor, type SessionLayout } from '../workspace/layout.js';
-import { buildReader, sideRefOf } from '@agent-sandbox/mount-plan';
+import { buildReader } from '@agent-sandbox/mount-plan';
 import { checkBundle, fetchBundle, makeBundle } from './work-bundle.js';
 import { gitPlaceOf } from '../workspace/list.js';
 import { writeWorkspaceRecord } from '../workspace/record.js';
@@ -158,8 +158,12 @@ async function bundleOf(mirror: string, branch: string, tip: string, file: strin
   }
 }
 
-/** After the session: the commits it added (a bundle for the client to fetch) and what it left uncommitted. */
-export async function collectWork(accepted: AcceptedWork, runId: string | undefined): Promise<WorkTransfer> {
+/**
+ * After the session: the commits it added (a bundle for the client to fetch) and what it left
+ * uncommitted. `waiting` is the ref the session's commits wait at in the mirror, when its import
+ * parked them (the verdict's gitReturn.sideRef): never another session's.
+ */
+export async function collectWork(accepted: AcceptedWork, runId: string | undefined, waiting?: string): Promise<WorkTransfer> {
   const { layout, mirror, offer } = accepted;
   const out = outgoingFiles(layout.root, layout.sessionId);
   mkdirOwn(path.dirname(out.bundle));
@@ -168,7 +172,7 @@ export async function collectWork(accepted: AcceptedWork, runId: string | undefi
   const paths = uncommittedPaths(accepted.place);
   const uncommitted = { count: paths.length, paths: paths.slice(0, 50) };
   const revision = (ref: string) => runGit({ gitDir: mirror }, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { allowFail: true }).stdout.trim();
-  const aside = revision(sideRefOf(layout.sessionId));
+  const aside = waiting ? revision(waiting) : '';
   const tip = aside || revision(offer.branch);
   let returned: BundleFacts | null = null;
   let message: string | undefined;
@@ -176,7 +180,7 @@ export async function collectWork(accepted: AcceptedWork, runId: string | undefi
   else if (tip !== offer.tip) {
     const ahead = runGit({ gitDir: mirror }, ['merge-base', '--is-ancestor', offer.tip, tip], { allowFail: true }).status === 0;
     returned = (await bundleOf(mirror, offer.branch, tip, out.bundle, ahead ? offer.tip : undefined)) ?? null;
-    if (aside) runGit({ gitDir: mirror }, ['update-ref', '-d', sideRefOf(layout.sessionId)], { allowFail: true });
+    if (aside && waiting) runGit({ gitDir: mirror }, ['update-ref', '-d', waiting, aside], { allowFail: true });
     if (!returned) message = `${offer.branch} on the node is behind what was sent`;
   }
   if (returned && runId) writeFileSync(out.meta, `${JSON.stringify({ runId, ref: offer.branch, facts: returned } satisfies ReturnMeta)}\n`, { mode: 0o600 });

@@ -22,7 +22,7 @@ import { ToolError } from '@agent-sandbox/shared';
 import { removeBeneath } from '@agent-sandbox/shared/beneath';
 import { boundedList } from '@agent-sandbox/shared/bounded-list';
 import type { GitReturn } from '@agent-sandbox/shared/schemas/mount-plan';
-import { importBranch, restoreImportOwner, sideRefOf } from './import-branch.js';
+import { importBranch, restoreImportOwner } from './import-branch.js';
 import { contentFault } from './import-fault.js';
 import { recordKept, storeKeptOf, type KeptState } from './kept-store.js';
 import { manifestName, snapshotName, type StoreManifest } from '../store/prepare-store.js';
@@ -71,11 +71,13 @@ function importMoved(m: StoreManifest, tip: string | undefined): Outcome {
   if (tip === startTip) return { outcome: 'unchanged', from: startTip, to: tip };
   const reader = `${m.store.dir}/import.git`;
   let made = false;
+  let parkedAt: string | undefined;
   try {
     makeReader(reader, `${m.store.dir}/common`, `${m.store.gitDir}/objects`);
     made = true;
     setReaderRef(reader, branch, tip);
     const result = importBranch({ place: { gitDir: m.store.gitDir }, source: reader, ref: branch, tip, branch, sessionId: m.sessionId, unbornAtStart: startTip === null });
+    parkedAt = result.sideRef;
     const outcome: Outcome = { outcome: result.outcome, from: result.from, to: result.to, ...(result.sideRef ? { sideRef: result.sideRef } : {}), ...(result.message ? { message: result.message } : {}) };
     return result.advanceFailed ? { ...outcome, keep: `${branch} could not be advanced here: ${result.advanceFailed}` } : outcome;
   } catch (err) {
@@ -84,7 +86,7 @@ function importMoved(m: StoreManifest, tip: string | undefined): Outcome {
     if (fault) return { outcome: 'failed', from: startTip, to: tip, message: `${branch} was not brought home: ${fault} (${why})` };
     return { outcome: 'failed', from: startTip, to: tip, message: `${branch} was not brought home yet: ${why}`, keep: why };
   } finally {
-    restoreImportOwner(m.store.gitDir, [branch, sideRefOf(m.sessionId)]);
+    restoreImportOwner(m.store.gitDir, [branch, ...(parkedAt ? [parkedAt] : [])]);
     rmSync(reader, { recursive: true, force: true });
   }
 }

@@ -5,17 +5,21 @@
  *
  * 1. a fetch of exactly one ref from the source (a repository the launcher made, or a bundle)
  *    with full object checks (`transfer.fsckObjects`: index-pack --strict on every object, then
- *    git's connectivity check), into `refs/agent-sandbox/returned/<id>`;
+ *    git's connectivity check), into a quarantine repository: the objects move into the host's
+ *    only when every check passed (fetchIntoQuarantine);
  * 2. the branch advances only when that is a fast-forward of what it is here now (`advance`: a
  *    compare-and-swap update-ref by default; dispatch merges in the local worktree); otherwise
- *    the commits wait at the side ref and the result says why.
+ *    the commits wait at a ref of their own, `refs/agent-sandbox/returned/<id>` or, when an
+ *    earlier session's commits wait there, `<id>+2`, `<id>+3`...: no session overwrites or deletes
+ *    what another left waiting, and the result names the ref.
  *
  * Nothing else of the source reaches the repository: no other ref, no tag, no FETCH_HEAD, no
- * gc or commit-graph run by the fetch.
+ * gc or commit-graph run by the fetch, and from a refused source not one object.
  */
-import { lchownSync, lstatSync, readdirSync, statSync } from 'node:fs';
+import { lchownSync, lstatSync, mkdtempSync, readdirSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
+import { removeTree } from '@agent-sandbox/shared/beneath';
 import { runGit, type GitPlace, type GitResult } from '@agent-sandbox/shared/git-run';
 
 /** Settings for a checked fetch: the file transport only, every object into one pack (index-pack --strict checks each), and nothing run afterwards. */
@@ -79,22 +83,80 @@ function updateRef(place: ImportInput['place'], branch: string, sessionId: strin
   };
 }
 
+/**
+ * A waiting ref no earlier session holds: refs/agent-sandbox/returned/<id>, else <id>+2, <id>+3...
+ * Created with update-ref's "must not exist" (an empty old value), so a ref taken meanwhile is
+ * never overwritten: the next name is tried.
+ */
+function parkCommits(place: ImportInput['place'], sessionId: string, tip: string): string {
+  const base = sideRefOf(sessionId);
+  // A retry of the same store parks the same commits: the ref its earlier attempt made serves.
+  const already = parkedAt(place, base, tip)[0];
+  if (already) return already;
+  for (let n = 1; n < 10_000; n += 1) {
+    const ref = n === 1 ? base : `${base}+${n}`;
+    const made = runGit(place, ['update-ref', '-m', `agent-sandbox: session ${sessionId} waits`, ref, tip, ''], { allowFail: true });
+    if (made.status === 0) return ref;
+  }
+  throw new ToolError('usage', 'import-refused', `no free waiting ref under ${base}`);
+}
+
+/** The waiting refs of this session's name (`base`, `base+N`) that name `tip`. */
+function parkedAt(place: ImportInput['place'], base: string, tip: string): string[] {
+  const out = runGit(place, ['for-each-ref', '--format=%(refname) %(objectname)', `${base.slice(0, base.lastIndexOf('/'))}/`], { allowFail: true }).stdout;
+  const ours = new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\+\\d+)?$`);
+  return out.split('\n').map((l) => l.split(' ')).filter(([ref, oid]) => ref && ours.test(ref) && oid === tip).map(([ref]) => ref!);
+}
+
+/** Once the branch holds `tip`, a ref an earlier attempt of this store parked it at is not needed: removed (only if it still names `tip`). */
+function unpark(place: ImportInput['place'], sessionId: string, tip: string): void {
+  for (const ref of parkedAt(place, sideRefOf(sessionId), tip)) runGit(place, ['update-ref', '-d', ref, tip], { allowFail: true });
+}
+
+/**
+ * The source's objects, fetched and checked outside the host repository: into a bare repository
+ * of its own inside the host's git dir (same filesystem), whose alternates name the host's
+ * objects so only what is new crosses. Every check runs there; only when all passed do its packs
+ * move into the host's objects (a rename; the index last, so a reader never sees half a pack).
+ * A refused source leaves nothing in the host repository: the quarantine is removed whole.
+ */
+function fetchIntoQuarantine(input: ImportInput): string {
+  const gitDir = input.place.gitDir;
+  const hostObjects = realpathSync(path.join(gitDir, 'objects'));
+  const quarantine = mkdtempSync(path.join(gitDir, 'agent-sandbox-import-'));
+  try {
+    runGit({ gitDir: quarantine }, ['init', '--quiet', '--bare', quarantine]);
+    writeFileSync(path.join(quarantine, 'objects', 'info', 'alternates'), `${hostObjects}\n`);
+    // A session may have written gigabytes: the fetch is given half an hour, not git-run's two minutes.
+    const fetch = runGit({ gitDir: quarantine }, ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', input.source, `+${input.ref}:refs/import`], { config: checkedFetchConfig, timeoutMs: 30 * 60_000, allowFail: true });
+    if (fetch.status !== 0) throw new ToolError('usage', 'import-refused', `git fetch: ${gitComplaint(fetch)}`);
+    const fetched = runGit({ gitDir: quarantine }, ['rev-parse', '--verify', 'refs/import^{commit}']).stdout.trim();
+    if (fetched !== input.tip) throw new ToolError('usage', 'import-refused', `${input.ref} in the source names ${fetched}, not ${input.tip}`);
+    movePacks(path.join(quarantine, 'objects', 'pack'), path.join(hostObjects, 'pack'));
+    return fetched;
+  } finally {
+    removeTree(quarantine);
+  }
+}
+
+/** Moves every pack of `from` into `to`: data and reverse index first, the .idx (what makes a pack visible to git) last. */
+function movePacks(from: string, to: string): void {
+  const names = readdirSync(from).filter((n) => /^pack-[0-9a-f]+\.(pack|rev|idx)$/.test(n));
+  const order = (n: string) => (n.endsWith('.idx') ? 1 : 0);
+  for (const name of names.sort((a, b) => order(a) - order(b))) renameSync(path.join(from, name), path.join(to, name));
+}
+
 /** Throws 80 (bundle-invalid / fetch refused) when the source does not pass the checks. */
 export function importBranch(input: ImportInput): ImportResult {
   const { place, branch } = input;
-  const sideRef = sideRefOf(input.sessionId);
-  // A session may have written gigabytes: the fetch is given half an hour, not git-run's two minutes.
-  const fetch = runGit(place, ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', input.source, `+${input.ref}:${sideRef}`], { config: checkedFetchConfig, timeoutMs: 30 * 60_000, allowFail: true });
-  if (fetch.status !== 0) throw new ToolError('usage', 'import-refused', `git fetch: ${gitComplaint(fetch)}`);
-  const fetched = runGit(place, ['rev-parse', '--verify', `${sideRef}^{commit}`]).stdout.trim();
-  if (fetched !== input.tip) {
-    runGit(place, ['update-ref', '-d', sideRef], { allowFail: true });
-    throw new ToolError('usage', 'import-refused', `${input.ref} in the source names ${fetched}, not ${input.tip}`);
-  }
+  const fetched = fetchIntoQuarantine(input);
   const from = runGit(place, ['rev-parse', '--verify', '--quiet', `${branch}^{commit}`], { allowFail: true }).stdout.trim() || null;
-  const keep = (why: string): ImportResult => ({ outcome: 'side-ref', from, to: fetched, sideRef, message: `${why}: the session's commits are at ${sideRef} (git merge ${sideRef})` });
+  const keep = (why: string): ImportResult => {
+    const sideRef = parkCommits(place, input.sessionId, fetched);
+    return { outcome: 'side-ref', from, to: fetched, sideRef, message: `${why}: the session's commits are at ${sideRef} (git merge ${sideRef})` };
+  };
   if (from === fetched) {
-    runGit(place, ['update-ref', '-d', sideRef], { allowFail: true });
+    unpark(place, input.sessionId, fetched);
     return { outcome: 'unchanged', from, to: fetched };
   }
   if (from === null && !input.unbornAtStart) return keep(`${branch} no longer exists here`);
@@ -103,7 +165,7 @@ export function importBranch(input: ImportInput): ImportResult {
   }
   const advanced = (input.advance ?? updateRef(place, branch, input.sessionId))(from, fetched);
   if (!advanced.ok) return { ...keep(advanced.why), advanceFailed: advanced.why };
-  runGit(place, ['update-ref', '-d', sideRef], { allowFail: true });
+  unpark(place, input.sessionId, fetched);
   return { outcome: 'fast-forward', from, to: fetched };
 }
 

@@ -1,5 +1,5 @@
 // A failed import must not lose commits. When the cause is on the host's side (here: a lock
-// held on the side ref or on the branch, the way a concurrent git or a crashed one leaves it),
+// held on the branch, the way a concurrent git or a crashed one leaves it),
 // the store is kept with its commits, kept.json counts the attempts, and the next finish, once
 // the cause is gone, brings the branch home and removes the store. When the cause is the
 // session's own content (its branch names objects it does not have, or an object fails git's
@@ -14,6 +14,7 @@ import { tempDir } from '@agent-sandbox/testkit';
 import type { Teardown } from '@agent-sandbox/testkit';
 import { finishGitStore, maxImportRetries, planMounts, prepareGitStore } from '../../dist/index.js';
 import { git, worktreeSession } from '../fixtures/git-tree.js';
+import { makeReader, setReaderRef } from '../../dist/store/store-reader.js';
 
 const branch = 'session-s1';
 const side = 'refs/agent-sandbox/returned/s1';
@@ -42,32 +43,31 @@ async function session(t: Teardown, label: string) {
     await moveBranch(tip);
     return tip;
   };
-  /** A lock file on the side ref here, as a git that holds (or crashed holding) it leaves one. */
+  /** A lock file on the branch here, as a git that holds (or crashed holding) it leaves one. */
   const lockSide = async () => {
-    await mkdir(`${tree.common}/refs/agent-sandbox/returned`, { recursive: true });
-    await writeFile(`${tree.common}/${side}.lock`, '');
+    await mkdir(`${tree.common}/refs/heads`, { recursive: true });
+    await writeFile(`${tree.common}/refs/heads/${branch}.lock`, '');
   };
   const fsck = async () => (await git(['fsck', '--full', '--no-progress'], tree.main, false)).exitCode;
   return { tree, store, rev, start, write, moveBranch, commit, lockSide, fsck };
 }
 
-t.test('a lock held on the side ref here fails the fetch: the store is kept, then the next finish brings the commit home', async (t) => {
-  const s = await session(t, 'fetch');
-  const tip = await s.commit('honest');
-  await s.lockSide();
-  const first = finishGitStore(s.store.dir);
-  t.match(first, { outcome: 'failed', from: s.start, to: tip, storeKept: { path: s.store.dir, attempts: 1, retried: true } });
-  t.match(first.storeKept!.why, /lock/, 'the ledger says what failed');
-  t.ok(existsSync(`${s.store.dir}/common/refs/heads/${branch}`), 'the store is still there, with the commit');
-  t.match(JSON.parse(await readFile(`${s.store.dir}/kept.json`, 'utf8')), { version: 1, attempts: 1 });
+t.test("a waiting ref an earlier session holds is never overwritten, nor one another git has locked: the commits wait at the next free name", async (t) => {
+  const s = await session(t, 'waiting');
+  // An earlier session's commits, waiting at the first name (the host's git wrote them there).
+  const earlier = (await git(['commit-tree', `${s.start}^{tree}`, '-p', s.start, '-m', 'an earlier session'], s.tree.main)).stdout.trim();
+  await git(['update-ref', side, earlier], s.tree.main);
+  // The second name is locked, as a git that holds (or crashed holding) it leaves it.
+  await writeFile(`${s.tree.common}/${side}+2.lock`, '');
+  const rewritten = await s.write(['commit-tree', `${s.start}^{tree}`, '-m', 'rewritten, no parent']);
+  await s.moveBranch(rewritten);
+  const report = finishGitStore(s.store.dir);
+  t.match(report, { outcome: 'side-ref', sideRef: `${side}+3`, to: rewritten });
+  t.equal(await s.rev(side), earlier, "the earlier session's commits are still referenced");
+  t.equal(await s.rev(`${side}+3`), rewritten, "this session's commits wait at a ref of their own");
   t.equal(await s.rev(branch), s.start, 'the branch here did not move');
-  await rm(`${s.tree.common}/${side}.lock`);
-  const second = finishGitStore(s.store.dir, { by: 'retry' });
-  t.match(second, { outcome: 'fast-forward', from: s.start, to: tip, by: 'retry' });
-  t.notOk(second.storeKept, 'nothing kept any more');
-  t.equal(await s.rev(branch), tip, 'the commit is on the branch');
-  t.equal(await s.rev(side), null, 'no side ref left');
-  t.notOk(existsSync(s.store.dir), 'the store is gone');
+  t.notOk(existsSync(s.store.dir), 'the store is gone: the commits are safe in the repository');
+  await rm(`${s.tree.common}/${side}+2.lock`);
   t.equal(await s.fsck(), 0, 'git fsck --full passes');
 });
 
@@ -93,8 +93,10 @@ t.test(`after ${maxImportRetries} failed retries the store says it waits for the
   const attempts = [];
   for (let i = 0; i <= maxImportRetries + 1; i += 1) attempts.push(finishGitStore(s.store.dir).storeKept);
   t.same(attempts.map((k) => [k?.attempts, k?.retried]), [[1, true], [2, true], [3, true], [4, false], [5, false]]);
-  await rm(`${s.tree.common}/${side}.lock`);
+  await rm(`${s.tree.common}/refs/heads/${branch}.lock`);
   t.match(finishGitStore(s.store.dir), { outcome: 'fast-forward', to: tip });
+  t.equal(await s.rev(side), null, 'the retries parked the commits once, and that ref went with the advance');
+  t.equal(await s.rev(`${side}+2`), null);
   t.notOk(existsSync(s.store.dir));
 });
 
@@ -136,4 +138,43 @@ t.test("an object git's checks refuse (transfer.fsckObjects): discarded, with wh
   t.notOk(existsSync(s.store.dir));
   t.equal((await git(['cat-file', '-e', bad], s.tree.main, false)).exitCode, 1, 'the object did not reach the host repository');
   t.equal(await s.fsck(), 0, 'git fsck --full passes');
+});
+
+/** Bytes under a git dir's objects, and the temporary packs git left there. */
+async function objectsOf(gitDir: string): Promise<{ bytes: number; tmpPacks: string[] }> {
+  const bytes = Number((await execa('du', ['-sb', `${gitDir}/objects`])).stdout.split('\t')[0]);
+  const tmpPacks = (await execa('find', [`${gitDir}/objects`, '-name', 'tmp_*'])).stdout.split('\n').filter(Boolean);
+  return { bytes, tmpPacks };
+}
+
+t.test('a refused import of 20 MB (a .gitmodules git refuses) leaves under 1 MB in the host repository and no temporary pack (control: a plain checked fetch leaves its pack)', async (t) => {
+  const s = await session(t, 'quarantine');
+  const big = Buffer.alloc(20 << 20);
+  for (let i = 0; i < big.length; i += 4) big.writeUInt32LE((Math.random() * 2 ** 32) >>> 0, i);
+  const blob = (await execa('git', ['hash-object', '-w', '--stdin'], { input: big, env: { GIT_DIR: s.tree.common, GIT_OBJECT_DIRECTORY: `${s.store.dir}/common/objects`, GIT_ALTERNATE_OBJECT_DIRECTORIES: `${s.tree.common}/objects`, PATH: process.env['PATH'] }, extendEnv: false })).stdout.trim();
+  // A .gitmodules git refuses (an option for a url), in a commit older than the big blob's: a pack
+  // is written newest first, so the 20 MB arrive before the object that fails the checks.
+  const modules = await s.write(['hash-object', '-w', '--stdin'], '[submodule "x"]\n\tpath = x\n\turl = --upload-pack=touch /tmp/pwned\n');
+  const older = await s.write(['commit-tree', await s.write(['mktree'], `100644 blob ${modules}\t.gitmodules\n`), '-p', s.start, '-m', 'bad modules']);
+  const bad = await s.write(['commit-tree', await s.write(['mktree'], `100644 blob ${blob}\tbig\n`), '-p', older, '-m', 'big']);
+  await s.moveBranch(bad);
+
+  // The control: the same branch fetched with the same checks straight into a repository.
+  const control = await tempDir(t, 'mount-plan-quarantine-control-');
+  await execa('git', ['init', '-q', '--bare', `${control}/repo`]);
+  makeReader(`${control}/reader`, `${s.store.dir}/common`, `${s.tree.common}/objects`); // the store read as the import reads it
+  setReaderRef(`${control}/reader`, `refs/heads/${branch}`, bad);
+  const plain = await execa('git', ['-C', `${control}/repo`, '-c', 'transfer.fsckObjects=true', '-c', 'fetch.unpackLimit=1', '-c', 'protocol.file.allow=always', 'fetch', '-q', `${control}/reader`, `+refs/heads/${branch}:refs/x`], { reject: false });
+  t.not(plain.exitCode, 0, "git's checks refuse the branch");
+  const left = await objectsOf(`${control}/repo`);
+  t.ok(left.tmpPacks.length > 0 && left.bytes > 20e6, `without a quarantine the refused fetch leaves ${left.bytes} bytes and ${left.tmpPacks.length} temporary pack(s) (git said: ${plain.stderr.slice(-300)})`);
+
+  const before = await objectsOf(s.tree.common);
+  const report = finishGitStore(s.store.dir);
+  t.match(report, { outcome: 'failed', to: bad });
+  const after = await objectsOf(s.tree.common);
+  t.ok(after.bytes - before.bytes < 1 << 20, `the host's objects grew by ${after.bytes - before.bytes} bytes`);
+  t.same(after.tmpPacks, [], 'no temporary pack in the host repository');
+  t.same((await execa('find', [s.tree.common, '-maxdepth', '1', '-name', 'agent-sandbox-import-*'])).stdout, '', 'the quarantine is gone');
+  t.equal((await git(['cat-file', '-e', blob], s.tree.main, false)).exitCode, 1, 'the blob did not reach the host repository');
 });

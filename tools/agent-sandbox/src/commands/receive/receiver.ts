@@ -111,7 +111,7 @@ async function receiveOn(channel: Channel, config: ReceiverConfig, io: LaunchIo)
     }
     exitCode = await launch(launchRequest, { ...sessionIo, ...(taken ? { lock: taken.lock, work: taken.accepted.transfer } : {}) });
     if (taken) {
-      work = await collectWork(taken.accepted, verdict?.runId).catch((err: Error) => ({ ...taken!.accepted.transfer, message: `the node could not collect the session's work: ${err.message}` }));
+      work = await collectWork(taken.accepted, verdict?.runId, verdict?.gitReturn?.sideRef ?? undefined).catch((err: Error) => ({ ...taken!.accepted.transfer, message: `the node could not collect the session's work: ${err.message}` }));
     }
   } finally {
     taken?.lock.release();
