@@ -71,6 +71,7 @@ export function buildRunArgs(plan: RunPlan | ResolvedPlan, facts: RunFacts): str
   if (p.readOnlyRoot) argv.push('--read-only', '--read-only-tmpfs=true');
   if (p.cgroupParent) argv.push(`--cgroup-parent=${p.cgroupParent}`);
   if (p.cidfile) argv.push(`--cidfile=${p.cidfile}`);
+  if (p.timeoutSeconds) argv.push(`--timeout=${p.timeoutSeconds}`);
   if (p.workdir) argv.push(`--workdir=${p.workdir}`);
   for (const name of p.env) argv.push(`--env=${name}`);
   for (const m of p.mounts) argv.push(`--mount=${mountArg(m)}`);

@@ -37,6 +37,7 @@ export interface ResolvedPlan {
   command: string[];
   tty: boolean;
   interactive: boolean;
+  timeoutSeconds: number | undefined;
   workdir: string | undefined;
   user: string;
   remove: boolean;
@@ -114,6 +115,7 @@ export function resolvePlan(input: unknown): ResolvedPlan {
     command: plan.command ?? [],
     tty: plan.tty ?? false,
     interactive: plan.interactive ?? true,
+    timeoutSeconds: plan.timeoutSeconds,
     workdir: plan.workdir,
     user,
     remove: plan.remove ?? true,

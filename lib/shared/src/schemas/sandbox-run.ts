@@ -45,6 +45,9 @@ export const RunPlan = Closed(
       Type.Array(Type.String(), { minItems: 1, description: "argv of the contained command (default: the image's command)" }),
     ),
     tty: Type.Optional(Type.Boolean({ description: 'allocate a terminal (-t); default false' })),
+    timeoutSeconds: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'podman run --timeout: conmon kills the container after this many seconds, whatever becomes of the caller' }),
+    ),
     interactive: Type.Optional(Type.Boolean({ description: 'keep stdin attached (-i); default true' })),
     workdir: Type.Optional(AbsolutePath),
     user: Type.Optional(Type.String({ pattern: '^[0-9]+(:[0-9]+)?$', description: 'uid[:gid] inside the container; default 1000:1000; 0 is refused' })),

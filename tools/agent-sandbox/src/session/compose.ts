@@ -7,6 +7,7 @@
  */
 import { agentUser, containerEntrypointLog, containerHome, containerPath, entrypointLogEnvName, sessionEnvName } from '@agent-sandbox/shared/container-layout';
 import { runtimes } from '@agent-sandbox/shared/runtimes';
+import { parseDuration } from '@agent-sandbox/shared/limits';
 import type { CredStagePlanOutput } from '@agent-sandbox/shared/schemas/cred-stage';
 import type { MountEntry, MountPlanOutput } from '@agent-sandbox/shared/schemas/mount-plan';
 import type { RunPlan } from '@agent-sandbox/shared/schemas/sandbox-run';
@@ -57,6 +58,9 @@ export function containerEnvOf(plan: Pick<SessionPlan, 'containerEnv' | 'identit
   return { ...plan.containerEnv, [sessionEnvName]: plan.identity.sessionId };
 }
 
+/** How long after the session's --timeout podman's own --timeout kills it: the launcher's stop (3 s of grace) normally comes first. */
+export const podmanTimeoutMarginSeconds = 10;
+
 export function composePlan(input: ComposeInput): SessionPlan {
   const { request, identity, layout, credentials, mounts, egress } = input;
   const socketMount = egress.socketDir ? [{ source: egress.socketDir, destination: egressMount, readOnly: true }] : [];
@@ -83,6 +87,10 @@ export function composePlan(input: ComposeInput): SessionPlan {
     command: [...relayPrefix(egress), ...containerCommand(request)],
     tty: input.tty,
     interactive: request.mode === 'run',
+    // The backstop that needs none of our processes: conmon kills the container a little after
+    // the launcher's own timeout would have stopped it, also when the launcher and its sentinel
+    // were both killed.
+    timeoutSeconds: parseDuration('--timeout', identity.limits.timeout) + podmanTimeoutMarginSeconds,
     workdir: mounts.workdir,
     user: agentUser,
     // podman run --rm: attribution reads only what outlives the container (exit status, the

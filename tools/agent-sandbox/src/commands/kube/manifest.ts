@@ -27,6 +27,7 @@
  * which is all podman 4.3's kube play reads (measured: the field alone leaves unshare -U
  * working in the pod). A node without the file refuses to start the pod (kube play: exit 125).
  */
+import { parseDuration } from '@agent-sandbox/shared/limits';
 import { parseSize } from '@agent-sandbox/shared/limits';
 import { seccompProfileName } from '@agent-sandbox/sandbox-run';
 import type { SessionLimits } from '@agent-sandbox/shared/schemas/agent-sandbox';
@@ -139,6 +140,8 @@ export function podManifest(input: KubeInput): Record<string, unknown> {
     },
     spec: {
       restartPolicy: 'Never',
+      // The session's --timeout, held by the cluster itself (the kubelet ends the pod), as podman's --timeout holds it locally.
+      activeDeadlineSeconds: parseDuration('--timeout', input.limits.timeout),
       automountServiceAccountToken: false,
       enableServiceLinks: false,
       hostNetwork: false,
