@@ -87,10 +87,13 @@ export function runGit<C extends ErrorCode = 'git-failed'>(place: Partial<GitPla
     maxBuffer: 64 << 20,
     timeout: options.timeoutMs ?? 120_000,
   });
-  if (out.error) {
+  // A timeout is git's end, not a failure to start it: its result says the signal that ended it.
+  const timedOut = (out.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT';
+  if (out.error && !timedOut) {
     throw new ToolError('startFailed', 'git-failed', `cannot run git ${args[0] ?? ''}: ${out.error.message}${(out.error as NodeJS.ErrnoException).code === 'ENOENT' ? ' (install git)' : ''}`);
   }
-  const result: GitResult = { status: out.status ?? 1, stdout: out.stdout ?? '', stderr: out.stderr ?? '', ...(out.signal ? { signal: out.signal } : {}) };
+  const signal = out.signal ?? (timedOut ? 'SIGTERM' : null);
+  const result: GitResult = { status: out.status ?? 1, stdout: out.stdout ?? '', stderr: out.stderr ?? '', ...(signal ? { signal } : {}) };
   if (result.status !== 0 && !options.allowFail) {
     const why = result.stderr.trim().split('\n').filter(Boolean).pop() ?? `exit ${result.status}`;
     const [exit, code] = [(failAs.exit ?? 'usage') as ExitOf<C>, (failAs.code ?? 'git-failed') as C];
@@ -104,9 +107,22 @@ export function gitLine<C extends ErrorCode = 'git-failed'>(place: Partial<GitPl
   return runGit(place, args, {}, failAs).stdout.split('\n')[0]!.trim();
 }
 
-/** Paths git status lists for a worktree (porcelain v1, NUL-separated: names are exact). */
+/**
+ * How long the launcher's own git status in a workspace may take. A session can leave a FIFO
+ * where git opens a file (.gitignore, .gitattributes at any level): git then blocks on the open
+ * until killed. The launcher's status gives up after this and says why; the user's own git there
+ * is made safe by the quarantine after the session, not by this bound.
+ */
+export const statusTimeoutMs = 10_000;
+
+/** Paths git status lists for a worktree (porcelain v1, NUL-separated: names are exact); refused when git does not answer within statusTimeoutMs. */
 export function uncommittedPaths(place: GitPlace): string[] {
-  const out = runGit(place, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=none']);
+  // No untracked cache (written into the index) and no fsmonitor (hardening): a status that only reads.
+  const out = runGit(place, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=none'], { config: ['core.untrackedCache=false'], timeoutMs: statusTimeoutMs, allowFail: true });
+  if (out.signal) {
+    throw new ToolError('usage', 'git-failed', `git status in ${place.workTree ?? place.gitDir} did not answer within ${statusTimeoutMs / 1000} s (a FIFO where git opens a file, such as .gitignore, blocks it); look with ls -la, or use --force`);
+  }
+  if (out.status !== 0) throw new ToolError('usage', 'git-failed', `git status: ${out.stderr.trim().split('\n').filter(Boolean).pop() ?? `exit ${out.status}`}`);
   const paths: string[] = [];
   const fields = out.stdout.split('\0').filter(Boolean);
   for (let i = 0; i < fields.length; i += 1) {

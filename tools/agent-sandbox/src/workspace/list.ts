@@ -9,7 +9,7 @@ import { containerWorkspace } from '@agent-sandbox/shared/container-layout';
 import type { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { WorkspaceEntry, WorkspaceListOutput } from '@agent-sandbox/shared/schemas/workspace';
 import { detectGit } from '@agent-sandbox/mount-plan';
-import { runGit, uncommittedPaths, type GitPlace } from '@agent-sandbox/shared/git-run';
+import { runGit, statusTimeoutMs, uncommittedPaths, type GitPlace } from '@agent-sandbox/shared/git-run';
 import { checkWorkspaceId, layoutFor } from './layout.js';
 import { isLockHeld } from '@agent-sandbox/shared/flock';
 import { parseLines, tailOf } from '../ledger/read.js';
@@ -41,13 +41,17 @@ async function entryOf(root: string, id: string, record: WorkspaceRecord | undef
   const place = existsSync(layout.workspace) ? await gitPlaceOf(layout.workspace, id) : undefined;
   let branch: string | null = null;
   let uncommitted: number | null = null;
+  const busy = isBusy(layout.lockFile);
   if (place) {
-    const head = runGit(place, ['symbolic-ref', '--quiet', '--short', 'HEAD'], { allowFail: true });
+    const head = runGit(place, ['symbolic-ref', '--quiet', '--short', 'HEAD'], { allowFail: true, timeoutMs: statusTimeoutMs });
     branch = head.status === 0 ? head.stdout.trim() : null;
-    try {
-      uncommitted = uncommittedPaths(place).length;
-    } catch {
-      uncommitted = null;
+    // A running session's tree is the session's: a status would race its writes (and meet what it is making), so none.
+    if (!busy) {
+      try {
+        uncommitted = uncommittedPaths(place).length;
+      } catch {
+        uncommitted = null;
+      }
     }
   }
   const line = last.get(id);
@@ -57,7 +61,7 @@ async function entryOf(root: string, id: string, record: WorkspaceRecord | undef
     repository: record?.repository ?? null,
     branch,
     origin: record?.origin ?? null,
-    busy: isBusy(layout.lockFile),
+    busy,
     uncommitted,
     lastSession: line ? { startedAt: line.startedAt, endedAt: line.endedAt, outcome: line.outcome, reason: line.reason, exitCode: line.exitCode, host: line.host } : null,
   };

@@ -39,6 +39,16 @@ function refuseUncommitted(id: string, paths: string[]): never {
   throw new ToolError('usage', 'uncommitted-work', `workspace ${id} has uncommitted work (${paths.length} path${paths.length === 1 ? '' : 's'}: ${shown}${paths.length > 10 ? ', ...' : ''}); commit it, or discard it with --force`, { paths: paths.slice(0, 50) });
 }
 
+/** The uncommitted paths; with --force, a git status that fails (a FIFO blocking it) does not stop the removal. */
+function uncommittedOrForced(place: Parameters<typeof uncommittedPaths>[0], force: boolean): string[] {
+  try {
+    return uncommittedPaths(place);
+  } catch (err) {
+    if (force) return [];
+    throw err;
+  }
+}
+
 export async function workspaceRm(input: WorkspaceRmInput): Promise<WorkspaceRmOutput> {
   const id = checkWorkspaceId(input.id);
   const root = (await guardPath({ path: existingRoot(input.root), root: input.root, kind: 'directory' })).resolved;
@@ -59,7 +69,7 @@ export async function workspaceRm(input: WorkspaceRmInput): Promise<WorkspaceRmO
         throw new ToolError('gitMount', 'workspace-git-moved', `workspace ${id}'s git metadata no longer names ${record.commonDir}; remove it anyway with --force`);
       }
       if (ours) {
-        const paths = uncommittedPaths(ours);
+        const paths = uncommittedOrForced(ours, input.force);
         if (paths.length > 0 && !input.force) refuseUncommitted(id, paths);
         discarded = paths.length;
       }
