@@ -69,7 +69,7 @@ export const WorkspaceEntry = Closed({
   branch: Type.Union([Type.String(), Type.Null()], { description: 'the checked-out branch (short name), null when detached or not git' }),
   origin: Type.Union([Type.Literal('local'), Type.Literal('dispatch'), Type.Null()]),
   busy: Type.Boolean({ description: 'a session holds its lock now' }),
-  uncommitted: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'paths git status lists; null when not a git worktree, while a session runs there (its tree is then the running session), or when git status did not answer within 10 s' }),
+  uncommitted: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'paths git status lists; null when not a git worktree, while a session runs there (the session is writing the tree), or when git status did not answer within 10 s' }),
   lastSession: Type.Union([LastSession, Type.Null()], { description: "the ledger's last line for this workspace" }),
 });
 export type WorkspaceEntry = Static<typeof WorkspaceEntry>;
