@@ -8,9 +8,11 @@
  * - The index comes back when the session changed it, the host did not (sha256 at copy-in),
  *   the session's HEAD still names its branch and that branch came home (fast-forward or
  *   unchanged), it looks like an index git writes (DIRC v2-4, no split index the host lacks),
- *   and every object it names is in the host's repository now (`git ls-files --stage` over a
- *   copy, `git cat-file --batch-check`; gitlinks aside). Otherwise the host's index stays, and the
- *   workspace's files show as changes against it.
+ *   every path it lists is one git would check out (no `..`, `.git`, empty or absolute component:
+ *   git's checkout writes what an index lists, and `git checkout -- .` follows such an entry out
+ *   of the worktree), and every object it names is in the host's repository now (`git ls-files
+ *   --stage` over a copy, `git cat-file --batch-check`; gitlinks aside). Otherwise the host's
+ *   index stays, and the workspace's files show as changes against it.
  * - Everything else the session made there (an unfinished rebase, a planted config, its reflog)
  *   was private and goes with the store; names that are not git's own housekeeping are listed.
  */
@@ -28,16 +30,36 @@ function looksLikeIndex(data: Buffer, newSharedIndex: boolean): boolean {
   return data.subarray(0, 4).toString('latin1') === 'DIRC' && version >= 2 && version <= 4 && !newSharedIndex;
 }
 
-/** How many objects the index names that the host's repository lacks (gitlinks aside); undefined when git cannot read it. */
-function missingObjects(gitDir: string, indexCopy: string): number | undefined {
+/**
+ * A path git would not check out (its verify_path, as far as a Linux checkout goes): empty, absolute,
+ * an empty, `.` or `..` component, or a `.git` component in any case. An index is only a list of
+ * paths, and git's `checkout -- .` writes what it lists: such an entry would write outside the
+ * worktree or into a git dir (a hook the owner's next checkout runs).
+ */
+export function unsafeIndexPath(p: string): boolean {
+  if (p === '' || p.startsWith('/')) return true;
+  return p.split('/').some((c) => c === '' || c === '.' || c === '..' || c.toLowerCase() === '.git');
+}
+
+/**
+ * What the index names that the host's repository lacks (objects, gitlinks aside) and the first
+ * path git would not check out; undefined when git cannot read it.
+ */
+function checkIndex(gitDir: string, indexCopy: string): { missing: number; unsafePath?: string } | undefined {
   const read = runGit({ gitDir }, ['ls-files', '--stage', '-z'], { env: { GIT_INDEX_FILE: indexCopy }, allowFail: true });
   if (read.status !== 0) return undefined;
-  const listed = read.stdout;
   const oids = new Set<string>();
-  for (const entry of listed.split('\0')) {
-    const m = /^([0-7]{6}) ([0-9a-f]{40,64}) /.exec(entry);
-    if (m && m[1] !== '160000') oids.add(m[2]!);
+  for (const entry of read.stdout.split('\0')) {
+    const m = /^([0-7]{6}) ([0-9a-f]{40,64}) \d\t([\s\S]*)$/.exec(entry);
+    if (!m) continue;
+    if (unsafeIndexPath(m[3]!)) return { missing: 0, unsafePath: m[3]! };
+    if (m[1] !== '160000') oids.add(m[2]!);
   }
+  return { missing: missingObjects(gitDir, oids) };
+}
+
+/** How many of `oids` the host's repository lacks. */
+function missingObjects(gitDir: string, oids: Set<string>): number {
   if (oids.size === 0) return 0;
   const checked = runGit({ gitDir }, ['cat-file', '--batch-check=%(objectname)'], { input: `${[...oids].join('\n')}\n` }).stdout;
   return checked.split('\n').filter((l) => l.endsWith(' missing')).length;
@@ -74,9 +96,10 @@ export function returnWorktreeFiles(m: StoreManifest, branchCameHome: boolean): 
   else {
     const check = `${m.store.dir}/index.check`;
     writeFileSync(check, index, { mode: 0o600 });
-    const missing = missingObjects(m.store.gitDir, check);
-    if (missing === undefined) why = 'git cannot read it';
-    else if (missing > 0) why = `it names ${missing} object${missing === 1 ? '' : 's'} this repository lacks`;
+    const checked = checkIndex(m.store.gitDir, check);
+    if (checked === undefined) why = 'git cannot read it';
+    else if (checked.unsafePath !== undefined) why = `it lists ${clip(JSON.stringify(checked.unsafePath), 120)}, a path git would not check out (outside the worktree or in a git dir)`;
+    else if (checked.missing > 0) why = `it names ${checked.missing} object${checked.missing === 1 ? '' : 's'} this repository lacks`;
   }
   if (why) return { copiedBack: [], kept: [...kept, `index: ${why}; the host's stays`] };
   replaceFile(to, 'index', index);
