@@ -1,6 +1,6 @@
 /**
  * The launcher's reports (tools/agent-sandbox): `prune`'s output and `doctor`'s readiness
- * report. Its session contracts (the request, the ledger line) are in agent-sandbox.ts.
+ * report, and what a session's end moved out of its workspace. Its session contracts (the request, the ledger line) are in agent-sandbox.ts.
  */
 import { Closed, Type, type Static } from '../schema.js';
 
@@ -36,3 +36,21 @@ export const DoctorReport = Closed(
   { $id: 'agent-sandbox.doctor' },
 );
 export type DoctorReport = Static<typeof DoctorReport>;
+
+/** What was moved out of a workspace after its session (the ledger line's `quarantined`). */
+export const QuarantinedReport = Closed(
+  {
+    dir: Type.String({ description: 'where they are now: <root>/quarantine/<id>/<time>' }),
+    restore: Type.String({ description: 'a script that puts each back (mv -n)' }),
+    named: Type.Array(
+      Closed({
+        path: Type.String({ description: 'relative to the workspace' }),
+        kind: Type.Union([Type.Literal('gitdir'), Type.Literal('gitfile'), Type.Literal('symlink'), Type.Literal('bare'), Type.Literal('special')], { description: 'a nested repository, or a FIFO, socket or device node (special)' }),
+      }),
+      { maxItems: 50 },
+    ),
+    others: Type.Integer({ minimum: 0, description: 'how many more moved' }),
+  },
+  { description: "what the session made or changed that the user's git or shell would run or block on, moved out of the workspace after it ended" },
+);
+export type QuarantinedReport = Static<typeof QuarantinedReport>;

@@ -12,6 +12,7 @@ import { defaultLimits } from '../limits.js';
 import { machineIdFile } from '../host-facts.js';
 import { GitReturn, HostRunReport, NestedGitChange } from './mount-plan.js';
 import { EgressSummary } from './egress-proxy.js';
+import { QuarantinedReport } from './agent-sandbox-reports.js';
 import { WorkOffer, WorkTransfer } from './workspace.js';
 
 export const RuntimeName = Type.Unsafe<RuntimeNameOf>(Type.Union(runtimeNames.map((name) => Type.Literal(name)), { description: 'which agent CLI the session runs' }));
@@ -191,6 +192,7 @@ export const LedgerLine = Closed(
     nestedGit: Type.Optional(Type.Array(NestedGitChange, { description: 'nested repositories the session made or changed in its workspace (do not run git there unread)' })),
     gitReturn: Type.Optional(GitReturn),
     hostRun: Type.Optional(HostRunReport),
+    quarantined: Type.Optional(QuarantinedReport),
     egress: Type.Optional(
       Closed(
         {

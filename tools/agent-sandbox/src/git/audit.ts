@@ -14,9 +14,12 @@ import { ToolError } from '@agent-sandbox/shared';
 import { boundedList, describeBounded } from '@agent-sandbox/shared/bounded-list';
 import type { GitReturn, HostRunReport, MountPlanOutput, NestedGitChange, RefChange } from '@agent-sandbox/shared/schemas/mount-plan';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
+import { quarantine, toQuarantine, type Quarantined } from './quarantine.js';
 
 export interface GitAudit {
   nestedGit: NestedGitChange[];
+  /** What was moved out of the workspace (quarantine in this folder); absent when nothing was. */
+  quarantined?: Quarantined;
   /** What came home from the session's store. */
   gitReturn?: GitReturn;
   /** Host-run files the session changed (none: absent). */
@@ -44,7 +47,7 @@ export function gitReturnOf(report: ReturnType<typeof finishGitStore>): GitRetur
  * import fails again, the store stays and the session is refused (87 git-store-kept): a new
  * session must not start from a branch that lacks the last one's commits.
  */
-export async function startGitSession(mounts: MountPlanOutput, workspace: string, sessionId: string, log: (line: string) => void): Promise<GitSession> {
+export async function startGitSession(mounts: MountPlanOutput, workspace: string, sessionId: string, log: (line: string) => void, quarantineRoot?: string): Promise<GitSession> {
   const store = mounts.gitStore;
   if (store) {
     const left = gitReturnOf(finishGitStore(store.dir, { by: 'the next session in this workspace' }));
@@ -63,7 +66,14 @@ export async function startGitSession(mounts: MountPlanOutput, workspace: string
         const gitReturn = store ? gitReturnOf(finishGitStore(store.dir)) : undefined;
         const [was, now] = [await before, await scanNestedGit(workspace)];
         const hostRun = diffHostRun(was.hostRun, now.hostRun);
-        return { nestedGit: mounts.git.kind !== 'none' ? diffNestedGit(was, now) : [], ...(gitReturn ? { gitReturn } : {}), ...(hostRun.named.length > 0 ? { hostRun } : {}) };
+        const nestedGit = diffNestedGit(was, now);
+        const quarantined = quarantineRoot ? quarantine(workspace, quarantineRoot, toQuarantine(nestedGit, was.special, now.special)) : undefined;
+        return {
+          nestedGit: mounts.git.kind !== 'none' ? nestedGit : [],
+          ...(quarantined ? { quarantined } : {}),
+          ...(gitReturn ? { gitReturn } : {}),
+          ...(hostRun.named.length > 0 ? { hostRun } : {}),
+        };
       })()),
   };
 }
@@ -125,6 +135,11 @@ export function describeHostRun(report: HostRunReport): string[] {
 export function describeGitAudit(audit: GitAudit): string[] {
   const lines = audit.gitReturn ? describeGitReturn(audit.gitReturn) : [];
   if (audit.hostRun) lines.push(...describeHostRun(audit.hostRun));
+  if (audit.quarantined) {
+    const q = audit.quarantined;
+    const count = q.named.length + q.others;
+    lines.push(`agent-sandbox: moved ${count} thing${count === 1 ? '' : 's'} your git or shell would run or block on out of the workspace (nested repositories, FIFOs, sockets): ${describeBounded({ named: q.named.map((n) => forTerminal(n.path)), others: q.others })}; they are in ${forTerminal(q.dir)}, and sh ${forTerminal(q.restore)} puts them back`);
+  }
   const nested = boundedList(audit.nestedGit);
   for (const n of nested.named) lines.push(`agent-sandbox: a nested git ${n.type} was ${n.change} at ${forTerminal(n.path)}: do not run git there before you have looked at it`);
   if (nested.others > 0) lines.push(`agent-sandbox: and ${nested.others} more nested git repositories made or changed (see the ledger line)`);

@@ -40,6 +40,7 @@ export interface SessionEnd {
   peak: LedgerLine['peak'];
   logPath?: string;
   nestedGit?: LedgerLine['nestedGit'];
+  quarantined?: LedgerLine['quarantined'];
   gitReturn?: LedgerLine['gitReturn'];
   hostRun?: LedgerLine['hostRun'];
   egress?: LedgerLine['egress'];
@@ -68,6 +69,7 @@ export function ranLine(identity: SessionIdentity, end: SessionEnd): LedgerLine 
     peak: end.peak,
     ...(end.logPath ? { logPath: end.logPath } : {}),
     ...(end.nestedGit ? { nestedGit: end.nestedGit } : {}),
+    ...(end.quarantined ? { quarantined: end.quarantined } : {}),
     ...(end.gitReturn ? { gitReturn: end.gitReturn } : {}),
     ...(end.hostRun ? { hostRun: end.hostRun } : {}),
     ...(end.egress ? { egress: end.egress } : {}),

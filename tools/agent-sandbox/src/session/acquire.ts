@@ -69,7 +69,7 @@ export async function acquire(input: AcquireInput): Promise<Acquired> {
     await reach(input.faults, 'staged');
     prepareHome(layout.home, process.geteuid?.() ?? 0);
     undo.push(() => planted.push(...scrubHome(layout.home, input.installed)));
-    const git = await startGitSession(input.mounts, layout.workspace, layout.sessionId, input.log);
+    const git = await startGitSession(input.mounts, layout.workspace, layout.sessionId, input.log, path.join(layout.root, 'quarantine', layout.sessionId));
     undo.push(() => git.finish());
     const egress = await startEgress(input.egress, layout.sessionId);
     undo.push(() => egress.stop());

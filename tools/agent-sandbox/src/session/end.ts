@@ -40,6 +40,7 @@ export function sessionEnd(run: SessionRun, audit: GitAudit, plan: SessionPlan, 
     peak: run.attribution.peak,
     ...(context.logPath ? { logPath: context.logPath } : {}),
     ...(audit.nestedGit.length > 0 ? { nestedGit: audit.nestedGit } : {}),
+    ...(audit.quarantined ? { quarantined: audit.quarantined } : {}),
     ...(audit.gitReturn ? { gitReturn: audit.gitReturn } : {}),
     ...(audit.hostRun ? { hostRun: audit.hostRun } : {}),
     egress: {

@@ -37,6 +37,8 @@ export interface ScanOptions {
 }
 
 const maxRead = 1 << 20;
+/** The most FIFOs, sockets and device nodes a scan lists (a session could make millions). */
+export const maxSpecial = 10_000;
 
 /**
  * What is at `target` (beneath `workspace`) for a signature, following no link: the bytes of a
@@ -93,6 +95,8 @@ function listDir(dir: string): NamedEntry[] {
 
 export interface NestedScan {
   entries: NestedGit[];
+  /** FIFOs, sockets and device nodes (relative paths, at most `maxSpecial`): git blocks on a FIFO where it opens a file, and no user tool expects one in a worktree. */
+  special: string[];
   /** Files host tools run or read without being asked (host-run.ts), and nested repositories' hooks. */
   hostRun: HostRunFile[];
   /** The walk stopped at maxEntries: the list is incomplete. */
@@ -115,6 +119,7 @@ export async function scanNestedGit(workspace: string, options: ScanOptions = {}
   const limit = options.maxEntries ?? 2_000_000;
   const entries: NestedGit[] = [];
   const hostRun: HostRunFile[] = [];
+  const special: string[] = [];
   const pending: string[] = [''];
   let visited = 0;
   while (pending.length > 0) {
@@ -122,7 +127,7 @@ export async function scanNestedGit(workspace: string, options: ScanOptions = {}
     const dir = rel === '' ? workspace : `${workspace}/${rel}`;
     const list = listDir(dir);
     visited += list.length;
-    if (visited > limit) return { entries, hostRun, truncated: true, visited };
+    if (visited > limit) return { entries, hostRun, special, truncated: true, visited };
     const parts = rel === '' ? [] : rel.split('/');
     const names = new Set(list.map((d) => d.name));
     // Not below a .git (never entered): a directory git itself would take for a bare repository.
@@ -145,14 +150,16 @@ export async function scanNestedGit(workspace: string, options: ScanOptions = {}
         continue;
       }
       if (entry.type.isDirectory()) pending.push(childRel);
-      else if (isHostRunPath([...parts, entry.name])) {
+      else if (entry.type.isFIFO() || entry.type.isSocket() || entry.type.isCharacterDevice() || entry.type.isBlockDevice()) {
+        if (special.length < maxSpecial) special.push(childRel);
+      } else if (isHostRunPath([...parts, entry.name])) {
         const signature = hostRunSignature(child, entry);
         if (signature) hostRun.push({ path: childRel, signature });
       }
     }
   }
   entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { entries, hostRun, truncated: false, visited };
+  return { entries, hostRun, special, truncated: false, visited };
 }
 
 /** What is new, changed or gone between two scans. */
