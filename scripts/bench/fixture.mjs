@@ -37,6 +37,18 @@ export function plainWorkspace(root, id) {
   return ws;
 }
 
+/** <root>/workspaces/<id> holding `files` empty files, 1000 to a directory, owned by the container's uid. */
+export function filledWorkspace(root, id, files) {
+  const ws = plainWorkspace(root, id);
+  for (let d = 0; d * 1000 < files; d += 1) {
+    const dir = path.join(ws, `d${d}`);
+    mkdirSync(dir);
+    for (let f = 0; f < Math.min(1000, files - d * 1000); f += 1) writeFileSync(path.join(dir, `f${f}`), '');
+    chownSync(dir, 1000, 1000);
+  }
+  return ws;
+}
+
 /** A repo under <root>/repos/main and `count` linked worktrees as workspaces <prefix>0..; returns their ids and the repo. */
 export function worktreeWorkspaces(root, prefix, count) {
   const main = path.join(root, 'repos', 'main');

@@ -3,7 +3,7 @@
 import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { compare, options, printCases, tag } from './common.mjs';
-import { launcher, makeRoot, plainWorkspace, worktreeWorkspaces } from './fixture.mjs';
+import { filledWorkspace, launcher, makeRoot, worktreeWorkspaces } from './fixture.mjs';
 
 function worktreeCase(count) {
   const root = makeRoot(`s5-${count}`);
@@ -20,12 +20,7 @@ function worktreeCase(count) {
 function filesCase(files) {
   const root = makeRoot(`s5-f${files}`);
   const id = `${tag}-f${files}`;
-  const ws = plainWorkspace(root, id);
-  for (let d = 0; d * 1000 < files; d += 1) {
-    const dir = path.join(ws, `d${d}`);
-    mkdirSync(dir);
-    for (let f = 0; f < Math.min(1000, files - d * 1000); f += 1) writeFileSync(path.join(dir, `f${f}`), '');
-  }
+  filledWorkspace(root, id, files);
   return launcher('run', root, id);
 }
 

@@ -8,23 +8,15 @@
 // difference between the two; the bound (issue 35) is at most 60 ms of CPU per minute, on every
 // size. The sentinel and conmon are not the launcher's children and are not counted (conmon is
 // podman's own, the same for the hand-written run; the sentinel sleeps on a pipe).
-import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { bin, options, tag, timed } from './common.mjs';
-import { env, flags, makeRoot, plainWorkspace } from './fixture.mjs';
+import { env, filledWorkspace, flags, makeRoot } from './fixture.mjs';
 import { handWrittenArgv } from './baselines.mjs';
 
-/** A workspace of `files` empty files, 1000 to a directory, owned by the container's uid. */
-function filledWorkspace(files) {
+/** A root of its own with a workspace of `files` empty files. */
+function filledRoot(files) {
   const root = makeRoot(`s13-f${files}`);
   const id = `${tag}-q${files}`;
-  const ws = plainWorkspace(root, id);
-  for (let d = 0; d * 1000 < files; d += 1) {
-    const dir = path.join(ws, `d${d}`);
-    mkdirSync(dir);
-    for (let f = 0; f < Math.min(1000, files - d * 1000); f += 1) writeFileSync(path.join(dir, `f${f}`), '');
-    chownSync(dir, 1000, 1000);
-  }
+  filledWorkspace(root, id, files);
   return { root, id };
 }
 
@@ -53,7 +45,7 @@ export async function quiet() {
   console.log(`\n13. a quiet session's supervision: CPU per minute of a ${seconds} s sleep minus an immediate exit (bound: 60 ms over podman's own)`);
   let podman;
   for (const files of sizes) {
-    const { root, id } = filledWorkspace(files);
+    const { root, id } = filledRoot(files);
     if (!podman) {
       const b = podmanBaseline(root, id, seconds);
       podman = perMinute(b.idle, b.slept, seconds);

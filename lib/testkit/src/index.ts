@@ -13,3 +13,4 @@ export * from './api-route-host.js';
 export * from './wait.js';
 export * from './net.js';
 export * from './git.js';
+export * from './sentinel.js';

@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, readFileSync, statfsSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import { scratchDirsOf, type Teardown } from '@agent-sandbox/testkit';
+import { scratchDirsOf, sentinelPidsOf, type Teardown } from '@agent-sandbox/testkit';
 import {
   addWorkspace, cidfileOf, containerState, launch, launcherCommand, ledgerLines, patience, sessionRoot, sleep, waitFor,
   type LaunchEnd, type SessionRoot, type Workspace,
@@ -44,18 +44,7 @@ async function runningSession(t: Teardown, label: string): Promise<{ r: SessionR
 
 /** The session's sentinel: the detached shell whose argv names this session's record. */
 export function sentinelPids(ws: Workspace, root: string): number[] {
-  const record = path.join(root, 'sessions', `${ws.id}.json`);
-  return readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((p) => {
-      try {
-        const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
-        return argv.includes(record) && argv.some((a) => a.endsWith('sentinel-main.js'));
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
+  return sentinelPidsOf(path.join(root, 'sessions', `${ws.id}.json`));
 }
 
 const stagedLeft = (r: SessionRoot, ws: Workspace) => {

@@ -3,11 +3,11 @@
 // whose launcher and sentinel were both SIGKILLed is still killed. The control: the same image
 // started without --timeout by a plain `podman run` is still running at that moment.
 import t from 'tap';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { runPodman, systemPath } from '@agent-sandbox/shared/podman';
-import { binPath, sleep, until } from '@agent-sandbox/testkit';
+import { binPath, sentinelPidsOf, sleep, until } from '@agent-sandbox/testkit';
 import { sessionNeeds, sessionFixture } from '../fixtures/session-fixture.js';
 
 const image = 'localhost/agent-sandbox:latest';
@@ -18,20 +18,6 @@ const marginSeconds = 10;
 
 const exists = async (name: string) => (await runPodman(['container', 'exists', name], { expect: 'any' })).exitCode === 0;
 
-/** The sentinel of the session whose record is `record` (its argv names the record). */
-function sentinelsOf(record: string): number[] {
-  return readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((p) => {
-      try {
-        const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
-        return argv.includes(record) && argv.some((a) => a.endsWith('sentinel-main.js'));
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 t.test(`with the launcher and its sentinel both killed, podman's own --timeout ends the container (${timeoutSeconds} s + ${marginSeconds} s)`, requirements, async (t) => {
   const fx = await sessionFixture(t, 'backstop');
@@ -51,7 +37,7 @@ t.test(`with the launcher and its sentinel both killed, podman's own --timeout e
   });
   await runPodman(['run', '-d', '--rm', '--name', control, '--network=none', '--ulimit=nofile=1024:1024', '--ulimit=nproc=1024:1024', '--entrypoint', '/bin/sleep', image, '120']);
   await until('the agent runs', () => existsSync(path.join(fx.workspace, '.running')), 60_000);
-  const sentinels = sentinelsOf(path.join(fx.root, 'sessions', `${fx.id}.json`));
+  const sentinels = sentinelPidsOf(path.join(fx.root, 'sessions', `${fx.id}.json`));
   t.ok(sentinels.length > 0, `the session has its sentinel (${sentinels.join(', ')})`);
   for (const pid of sentinels) process.kill(pid, 'SIGKILL');
   launcher.kill('SIGKILL');
