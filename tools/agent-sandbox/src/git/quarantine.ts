@@ -30,15 +30,19 @@ export interface Quarantined {
 /** How many moved paths the ledger names (the rest are counted; the restore script has them all). */
 const named = 50;
 
-/** A word for sh, in single quotes. */
-const shellWord = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+/** A path as a word for sh, in single quotes, with its exact bytes (a name that is not UTF-8 included). */
+function shellWord(p: string): Buffer {
+  const at = fsPath(p);
+  const bytes = (typeof at === 'string' ? Buffer.from(at) : at).toString('latin1');
+  return Buffer.from(`'${bytes.replace(/'/g, `'\\''`)}'`, 'latin1');
+}
 
 /** Moves each of `items` (relative to `workspace`) into a new directory under `quarantineRoot`; undefined when there is nothing. */
 export function quarantine(workspace: string, quarantineRoot: string, items: { path: string; kind: QuarantineKind }[]): Quarantined | undefined {
   if (items.length === 0) return undefined;
   const dir = path.join(quarantineRoot, new Date().toISOString().replace(/[:.]/g, '-'));
   const moved: { path: string; kind: QuarantineKind }[] = [];
-  const restore = ['#!/bin/sh', '# Puts back what agent-sandbox moved out of the workspace after a session. Read what it restores first.', 'set -e'];
+  const restore = [Buffer.from('#!/bin/sh\n# Puts back what agent-sandbox moved out of the workspace after a session. Read what it restores first.\nset -e\n')];
   for (const item of items) {
     const from = path.join(workspace, item.path);
     // A parent the session turned into a link would move something outside the workspace: only what is reached without one moves.
@@ -46,18 +50,18 @@ export function quarantine(workspace: string, quarantineRoot: string, items: { p
     if (!walked.stats && !walked.link) continue;
     if (walked.link && walked.link !== from) continue;
     const to = path.join(dir, item.path);
-    mkdirSync(path.dirname(to), { recursive: true, mode: 0o700 });
+    mkdirSync(fsPath(path.dirname(to)), { recursive: true, mode: 0o700 });
     try {
       renameSync(fsPath(from), fsPath(to));
     } catch {
       continue; // gone, or on another file system: it stays, and the nested-git report still names it
     }
     moved.push(item);
-    restore.push(`mv -n -- ${shellWord(to)} ${shellWord(from)}`);
+    restore.push(Buffer.concat([Buffer.from('mv -n -- '), shellWord(to), Buffer.from(' '), shellWord(from), Buffer.from('\n')]));
   }
   if (moved.length === 0) return undefined;
   const script = path.join(dir, 'restore.sh');
-  writeFileSync(script, `${restore.join('\n')}\n`, { mode: 0o700 });
+  writeFileSync(script, Buffer.concat(restore), { mode: 0o700 });
   return { dir, restore: script, named: moved.slice(0, named), others: Math.max(0, moved.length - named) };
 }
 
