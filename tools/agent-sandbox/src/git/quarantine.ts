@@ -14,6 +14,7 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { walkBeneath } from '@agent-sandbox/shared/beneath';
+import { boundedList } from '@agent-sandbox/shared/bounded-list';
 import { fsPath } from '@agent-sandbox/shared/byte-names';
 import type { NestedGitChange } from '@agent-sandbox/shared/schemas/mount-plan';
 
@@ -62,7 +63,7 @@ export function quarantine(workspace: string, quarantineRoot: string, items: { p
   if (moved.length === 0) return undefined;
   const script = path.join(dir, 'restore.sh');
   writeFileSync(script, Buffer.concat(restore), { mode: 0o700 });
-  return { dir, restore: script, named: moved.slice(0, named), others: Math.max(0, moved.length - named) };
+  return { dir, restore: script, ...boundedList(moved, named) };
 }
 
 /** What the walks say the session made or changed that the user's tools must not meet. */

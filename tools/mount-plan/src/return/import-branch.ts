@@ -90,27 +90,36 @@ function updateRef(place: ImportInput['place'], branch: string, sessionId: strin
  */
 function parkCommits(place: ImportInput['place'], sessionId: string, tip: string): string {
   const base = sideRefOf(sessionId);
+  const taken = waitingRefs(place, base);
   // A retry of the same store parks the same commits: the ref its earlier attempt made serves.
-  const already = parkedAt(place, base, tip)[0];
+  const already = [...taken].find(([, oid]) => oid === tip)?.[0];
   if (already) return already;
-  for (let n = 1; n < 10_000; n += 1) {
+  // Names taken are skipped without a try; a name that fails anyway (a lock another git holds, a
+  // ref made meanwhile) costs one try, and a cause that fails every name ends after a few.
+  let tries = 0;
+  for (let n = 1; tries < maxParkTries; n += 1) {
     const ref = n === 1 ? base : `${base}+${n}`;
+    if (taken.has(ref)) continue;
+    tries += 1;
     const made = runGit(place, ['update-ref', '-m', `agent-sandbox: session ${sessionId} waits`, ref, tip, ''], { allowFail: true });
     if (made.status === 0) return ref;
   }
-  throw new ToolError('usage', 'import-refused', `no free waiting ref under ${base}`);
+  throw new ToolError('usage', 'import-refused', `no waiting ref under ${base} could be made (${maxParkTries} names tried)`);
 }
 
-/** The waiting refs of this session's name (`base`, `base+N`) that name `tip`. */
-function parkedAt(place: ImportInput['place'], base: string, tip: string): string[] {
+/** How many free names parkCommits tries before it gives up. */
+const maxParkTries = 20;
+
+/** The waiting refs of this session's name (`base`, `base+N`), with the commit each names. */
+function waitingRefs(place: ImportInput['place'], base: string): Map<string, string> {
   const out = runGit(place, ['for-each-ref', '--format=%(refname) %(objectname)', `${base.slice(0, base.lastIndexOf('/'))}/`], { allowFail: true }).stdout;
   const ours = new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\+\\d+)?$`);
-  return out.split('\n').map((l) => l.split(' ')).filter(([ref, oid]) => ref && ours.test(ref) && oid === tip).map(([ref]) => ref!);
+  return new Map(out.split('\n').map((l) => l.split(' ') as [string, string]).filter(([ref, oid]) => ref && oid && ours.test(ref)));
 }
 
 /** Once the branch holds `tip`, a ref an earlier attempt of this store parked it at is not needed: removed (only if it still names `tip`). */
 function unpark(place: ImportInput['place'], sessionId: string, tip: string): void {
-  for (const ref of parkedAt(place, sideRefOf(sessionId), tip)) runGit(place, ['update-ref', '-d', ref, tip], { allowFail: true });
+  for (const [ref, oid] of waitingRefs(place, sideRefOf(sessionId))) if (oid === tip) runGit(place, ['update-ref', '-d', ref, tip], { allowFail: true });
 }
 
 /**
