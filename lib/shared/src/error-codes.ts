@@ -262,6 +262,9 @@ export const errorCodes = {
 
   // 92 busy
   'workspace-busy': { busy: 'another session holds the workspace (the message names who, since when, which container)' },
+
+  // 93 no session running
+  'no-running-session': { notRunning: 'stop or shell named a workspace in which no session runs now' },
 } as const satisfies Record<string, Partial<Record<ExitName, string>>>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -2,7 +2,7 @@
  * The exit-code table of docs/design.md, the one place it is written down: each exit's number,
  * a few words for `--help` and its meaning for the READMEs (whose tables are generated from it:
  * scripts/write-docs.mjs). 0..79 (and anything the contained command returns) is the agent's own
- * status, passed through unchanged; our own refusals use 80..92 so a caller can tell "the agent
+ * status, passed through unchanged; our own refusals use 80..93 so a caller can tell "the agent
  * failed" from "we refused to start it".
  */
 export interface ExitRow {
@@ -43,6 +43,7 @@ export const exitTable = {
   policy: { exit: 90, brief: 'refused by policy', meaning: 'refused by policy: recursion, agent marker, container env, no TTY (the hatch)' },
   internal: { exit: 91, brief: 'internal error', meaning: 'internal error (a bug)' },
   busy: { exit: 92, brief: 'workspace busy', meaning: 'the workspace is busy: another session runs in it (the message names who, since when, which container)' },
+  notRunning: { exit: 93, brief: 'no session running', meaning: 'no session of that workspace runs (stop, shell): there is nothing to act on' },
 } as const satisfies Record<string, ExitRow>;
 
 export type ExitName = keyof typeof exitTable;

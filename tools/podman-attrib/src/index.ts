@@ -11,4 +11,4 @@ export { untilParentEmpty } from './cgroup/parent-empty.js';
 export { killContainerNow } from './cgroup/kill-container.js';
 export { ownerDir, recordOwner, sweepStaleParents, type SweepOptions } from './cgroup/stale-parents.js';
 export { tool } from './cli.js';
-export { sessionParent, type SessionParent } from './cgroup/session-parent.js';
+export { sessionParent, parentFromArg, type SessionParent } from './cgroup/session-parent.js';

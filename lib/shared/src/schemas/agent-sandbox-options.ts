@@ -6,7 +6,7 @@
  * Defaults that depend on the environment are computed by tools/agent-sandbox/src/paths.ts and
  * named here as --help prints them (`defaultText`).
  */
-import { AbsolutePath, Closed, SizeText, Type } from '../schema.js';
+import { AbsolutePath, Closed, DurationText, SizeText, Type } from '../schema.js';
 import { runtimeNames, type RuntimeName } from '../runtimes.js';
 import { machineIdFile } from '../host-facts.js';
 
@@ -80,4 +80,22 @@ export const NodeSetupOptions = Closed({
   bin: Type.Optional(Text('bin', 'the agent-sandbox the forced command runs', { defaultText: '/usr/local/bin/agent-sandbox when setup linked it, else this one' })),
   machineIdFile: Type.Optional(Text('machine-id-file', "passed to the receiver: this node's identity file", { defaultText: machineIdFile })),
   json: Json(),
+});
+
+/** `agent-sandbox ps`: the running sessions of a root. */
+export const PsOptions = Closed({
+  root: Root,
+  json: Json('print one JSON object per running session (JSON lines, schema agent-sandbox.ps-line) on stdout instead of the table'),
+});
+
+/** `agent-sandbox stop WORKSPACE`: its launcher ends the session. */
+export const StopOptions = Closed({
+  grace: Type.String({ ...DurationText, flag: 'grace', default: '10s', description: "seconds between the agent's SIGTERM and the kill", expect: 'seconds, or a duration such as 30s or 2m' }),
+  root: Root,
+  json: Json('print the stop document (JSON) on stdout'),
+});
+
+/** `agent-sandbox shell WORKSPACE [-- CMD...]`: a process inside the running session. */
+export const ShellOptions = Closed({
+  root: Root,
 });

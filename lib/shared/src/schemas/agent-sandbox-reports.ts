@@ -54,3 +54,62 @@ export const QuarantinedReport = Closed(
   { description: "what the session made or changed that the user's git or shell would run or block on, moved out of the workspace after it ended" },
 );
 export type QuarantinedReport = Static<typeof QuarantinedReport>;
+
+const Count = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]);
+
+/** One port the launcher carries from the host's loopback into the session (`run --publish`). */
+export const PublishedPort = Closed({
+  hostPort: Type.Integer({ minimum: 1, maximum: 65535, description: "the port on the host's 127.0.0.1" }),
+  port: Type.Integer({ minimum: 1, maximum: 65535, description: "the port on the container's 127.0.0.1" }),
+});
+export type PublishedPort = Static<typeof PublishedPort>;
+
+/**
+ * `agent-sandbox ps --json`: one running session, read from what it already keeps (its record,
+ * its parent cgroup's current counters, its broker's attempt log); listing costs it nothing.
+ */
+export const PsLine = Closed(
+  {
+    workspace: Type.String({ description: 'the workspace id (the session id)' }),
+    runId: Type.String(),
+    runtime: Type.String(),
+    host: Type.String(),
+    mode: Type.String({ description: 'run, exec or receive (a dispatched session on this node)' }),
+    user: Type.String({ description: 'who started it' }),
+    launcherPid: Type.Integer({ minimum: 1 }),
+    container: Type.String(),
+    startedAt: Type.String({ description: 'ISO 8601, when its launcher started' }),
+    uptimeSeconds: Type.Integer({ minimum: 0 }),
+    memory: Closed({ bytes: Count, limitBytes: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]) }, { description: "the session parent cgroup's usage now (page cache included), against --memory" }),
+    pids: Closed({ current: Count, limit: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]) }, { description: "the container's tasks now (conmon's taken out), against --pids" }),
+    cpu: Closed(
+      {
+        seconds: Type.Union([Type.Number({ minimum: 0 }), Type.Null()], { description: 'CPU time used so far' }),
+        average: Type.Union([Type.Number({ minimum: 0 }), Type.Null()], { description: 'CPUs used on average since it started (seconds / uptime)' }),
+        limit: Type.Union([Type.Number(), Type.Null()], { description: '--cpus' }),
+      },
+      { description: "the parent cgroup's CPU time, against --cpus" },
+    ),
+    disk: Closed(
+      {
+        bytes: Count,
+        files: Count,
+        limitBytes: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+        limitFiles: Count,
+        asOf: Type.Union([Type.String(), Type.Null()], { description: "when the launcher's disk watch last walked (it walks at least every 15 s): null before its first walk" }),
+      },
+      { description: 'what the session wrote to its workspace and home (and git store) over the start, as its launcher last counted it, against --disk' },
+    ),
+    egress: Closed(
+      {
+        mode: Type.String({ description: "broker, none or namespace (unknown: a launcher that did not record it)" }),
+        reached: Count,
+        refused: Count,
+      },
+      { description: "broker mode: attempts allowed and refused so far, from the broker's attempt log (refusals are written in 10 s batches); null in the other modes" },
+    ),
+    published: Type.Array(PublishedPort, { description: 'ports carried from the host (run --publish)' }),
+  },
+  { $id: 'agent-sandbox.ps-line' },
+);
+export type PsLine = Static<typeof PsLine>;

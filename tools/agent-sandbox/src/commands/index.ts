@@ -15,6 +15,7 @@ import { logCommand } from './log.js';
 import { nodeSetupCommand } from './node-setup/index.js';
 import { planCommand } from './plan.js';
 import { pruneCommand } from './prune.js';
+import { psCommand } from './ps.js';
 import { receiveCommand } from './receive/index.js';
 import { stdinChannel } from './receive/stdin-channel.js';
 import { sessionCommand } from './session.js';
@@ -32,6 +33,7 @@ export function makeTool(entry: Entry): ToolSpec {
       planCommand(entry),
       kubeCommand(entry),
       logCommand(entry),
+      psCommand(entry),
       hostsCommand(),
       doctorCommand(),
       workspaceCommand(),

@@ -24,6 +24,8 @@ export interface DiskWatchOptions {
   limitBytes: number;
   limitFiles: number;
   onExceeded: (usage: DiskUsage) => void;
+  /** After each walk, with what it counted (the launcher writes it into the session's record for `ps`). */
+  onWalk?: (usage: DiskUsage) => void;
   /** A fixed poll period in place of the paced one (tests). */
   pollMs?: number;
   walkEveryMs?: number;
@@ -107,6 +109,7 @@ function walker(options: DiskWatchOptions, state: DiskUsage) {
       try {
         await walkOnce(options.dirs, kinds, state);
         if (state.exceeded && !wasExceeded) options.onExceeded({ ...state });
+        options.onWalk?.({ ...state });
       } catch {
         // a failed walk is retried at the next trigger
       } finally {

@@ -69,7 +69,12 @@ export function describeEgressCell(line: LedgerLine): string {
 export function describeDuration(line: Pick<LedgerLine, 'startedAt' | 'endedAt'>): string {
   const ms = Date.parse(line.endedAt) - Date.parse(line.startedAt);
   if (!Number.isFinite(ms) || ms < 0) return '-';
-  const s = Math.round(ms / 1000);
+  return describeUptime(ms / 1000);
+}
+
+/** How long something has run, from seconds: `42s`, `4m12s`, `3h05m`. */
+export function describeUptime(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;

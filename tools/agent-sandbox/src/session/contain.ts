@@ -71,6 +71,7 @@ export async function containSession(request: LaunchRequest, prepared: PreparedS
       log: io.log,
       ...(io.stop ? { stop: io.stop } : {}),
       onSpawn: (pid) => pid && hold.update({ podmanPid: pid }),
+      onDiskWalk: (u) => hold.update({ disk: { bytes: u.writtenBytes, files: u.writtenFiles, limitBytes: u.limitBytes, limitFiles: u.limitFiles, at: new Date().toISOString() } }),
       ...(logPath ? { alsoCounted: [logPath] } : {}),
       ...(io.faults ? { faults: io.faults } : {}),
     });

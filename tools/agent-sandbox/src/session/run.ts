@@ -29,6 +29,8 @@ export interface RunIo {
   faults?: FaultHooks;
   /** Files outside the workspace and home that the session fills through the launcher (exec's log): counted in --disk too. */
   alsoCounted?: string[];
+  /** After each walk of the disk watch (at least every 15 s): what it counted. */
+  onDiskWalk?: (usage: DiskUsage) => void;
 }
 
 export interface SessionRun {
@@ -107,6 +109,7 @@ function stopSources(plan: SessionPlan, io: RunIo, killNow: () => void) {
     dirs: [plan.layout.workspace, plan.layout.home, ...(plan.mounts.gitStore ? [plan.mounts.gitStore.dir] : []), ...(io.alsoCounted ?? [])],
     limitBytes,
     limitFiles: filesCeiling(filesForDisk(limitBytes), freeInodes(plan.layout.root)),
+    ...(io.onDiskWalk ? { onWalk: io.onDiskWalk } : {}),
     onExceeded: (usage) => {
       killNow();
       io.log(`agent-sandbox: ${describeDiskExceeded(usage)}`);

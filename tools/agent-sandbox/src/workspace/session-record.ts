@@ -4,6 +4,7 @@
  * and to write the session's one ledger line when its launcher died.
  */
 import type { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import type { PublishedPort } from '@agent-sandbox/shared/schemas/agent-sandbox-reports';
 
 export interface SessionRecord {
   version: 1;
@@ -32,4 +33,12 @@ export interface SessionRecord {
   egressDir?: string;
   /** podman run's pid, once spawned: the sentinel waits for it to be gone. */
   podmanPid?: number;
+  /** The session's network, and the broker's attempt log in broker mode (`ps` counts what was reached and refused so far from it). */
+  egress?: { mode: 'broker' | 'none' | 'namespace'; log?: string };
+  /** The disk watch's last walk, written by the launcher after each (at least every 15 s): what `ps` shows. */
+  disk?: { bytes: number | null; files: number | null; limitBytes: number; limitFiles: number; at: string };
+  /** The ports carried from the host's loopback into the container (run --publish). */
+  published?: PublishedPort[];
+  /** The launcher takes SIGUSR2 as `agent-sandbox stop`'s request (its grace in <id>.stop); absent in records of launchers before it. */
+  stopSignal?: 'SIGUSR2';
 }
