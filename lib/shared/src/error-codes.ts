@@ -258,6 +258,7 @@ export const errorCodes = {
   'podman-failed': { internal: 'a podman command the tool needed failed' },
   'proc-unreadable': { internal: '/proc cannot be read' },
   'reader-init-failed': { internal: "the reader repository of the session's git store cannot be made" },
+  'stop-unanswered': { internal: "the session's launcher did not end it within the grace and two minutes after `agent-sandbox stop`" },
   'worktree-not-linked': { internal: 'git worktree add made a workspace that is not a linked worktree (here, or of the mirror on a node)' },
 
   // 92 busy

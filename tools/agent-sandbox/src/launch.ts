@@ -31,9 +31,10 @@ import { egressSocketDir } from './egress/broker.js';
 import { describeEnd } from './ledger/describe.js';
 import { applyRetention } from './ledger/retention.js';
 import { ranLine, recordVerdict, refusedLine, type SessionIdentity } from './ledger/verdict.js';
-import { holdWorkspace } from './recovery/hold.js';
+import { holdWorkspace, type Hold } from './recovery/hold.js';
 import { sweepAbandoned } from './recovery/sweep.js';
 import { containSession } from './session/contain.js';
+import { openLive, stopSignal } from './session/live.js';
 import { reach } from './session/faults.js';
 import { sessionIdentity } from './session/identity.js';
 import type { LaunchIo } from './session/launch-io.js';
@@ -78,7 +79,16 @@ async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionId
   io.progress(`agent-sandbox: checking this host and image ${request.image}`);
   const { layout, facts } = await checkHost(request, io, { checkImage: true }); // 5
   let identity = { ...base, sessionId: layout.sessionId };
-  const hold = holdWorkspace(layout, recordOf(request, layout, identity, io), io.lock); // 6
+  // `agent-sandbox stop` and `shell` reach the session through its launcher from here on (session/live.ts).
+  const live = openLive(layout, io);
+  let hold: Hold;
+  try {
+    hold = holdWorkspace(layout, recordOf(request, layout, identity, io), io.lock); // 6
+  } catch (err) {
+    live.close();
+    throw err;
+  }
+  live.held();
   let exitCode: number;
   let line: LedgerLine | undefined;
   try {
@@ -88,14 +98,15 @@ async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionId
     identity = prepared.plan.identity;
     const { egress } = prepared.plan;
     hold.update({ installed: prepared.installed, line: lineFields(identity), egress: { mode: egress.mode, ...(egress.logPath ? { log: egress.logPath } : {}) } });
-    const ran = await containSession(request, prepared, hold, io, noNewPrivs); // 8-10
+    const ran = await containSession(request, prepared, hold, live.io, noNewPrivs); // 8-10
     exitCode = ran.exitCode;
-    line = recordVerdict(targetsOf(request), ranLine(identity, ran.end), io.log); // 11
+    line = recordVerdict(targetsOf(request), ranLine(identity, live.finish(ran.end)), io.log); // 11
     io.onVerdict?.(line);
   } catch (err) {
     exitCode = refuse(identity, err, request, io);
   } finally {
     hold.release();
+    live.close();
     keepRetention(request.ledgerFile, io.log);
   }
   if (line && request.mode !== 'receive') io.log(describeEnd(line));
@@ -168,6 +179,7 @@ function recordOf(request: LaunchRequest, layout: SessionLayout, identity: Sessi
     home: layout.home,
     installed: [],
     egressDir: egressSocketDir(layout.sessionId),
+    stopSignal,
   };
 }
 

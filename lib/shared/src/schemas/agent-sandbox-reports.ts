@@ -1,6 +1,7 @@
 /**
  * The launcher's reports (tools/agent-sandbox): `prune`'s output and `doctor`'s readiness
- * report, and what a session's end moved out of its workspace. Its session contracts (the request, the ledger line) are in agent-sandbox.ts.
+ * report, what a session's end moved out of its workspace, and what a running session's
+ * commands report (`ps`'s lines, `stop`'s document, the shells and published ports of a line). Its session contracts (the request, the ledger line) are in agent-sandbox.ts.
  */
 import { Closed, Type, type Static } from '../schema.js';
 
@@ -113,3 +114,39 @@ export const PsLine = Closed(
   { $id: 'agent-sandbox.ps-line' },
 );
 export type PsLine = Static<typeof PsLine>;
+
+/** `agent-sandbox stop --json`: which session was stopped, and how its launcher ended it. */
+export const StopOutput = Closed(
+  {
+    ok: Type.Literal(true),
+    workspace: Type.String(),
+    runId: Type.String(),
+    grace: Type.Integer({ minimum: 0, description: "seconds between the agent's SIGTERM and the kill" }),
+    by: Type.String({ description: 'who asked' }),
+    verdict: Type.Union(
+      [Closed({ exitCode: Type.Integer(), reason: Type.String(), endedAt: Type.String() }), Type.Null()],
+      { description: "the session's ledger line, as its launcher wrote it (reason stopped); null when the ledger could not be read" },
+    ),
+  },
+  { $id: 'agent-sandbox.stop' },
+);
+export type StopOutput = Static<typeof StopOutput>;
+
+/** The shells run in a session (the ledger line's `shells`). */
+export const ShellsReport = Closed(
+  {
+    named: Type.Array(
+      Closed({
+        at: Type.String({ description: 'when it started (ISO 8601)' }),
+        by: Type.String({ description: 'the host user who ran `agent-sandbox shell`' }),
+        uid: Type.Integer({ description: "that user's uid" }),
+        command: Type.Array(Type.String(), { maxItems: 20, description: 'what it ran (each argument cut to 200 characters); [] for the login shell' }),
+        tty: Type.Boolean({ description: 'with a terminal' }),
+      }),
+      { maxItems: 20 },
+    ),
+    others: Type.Integer({ minimum: 0, description: 'how many more shells ran than are named' }),
+  },
+  { description: 'the processes `agent-sandbox shell` ran inside the session while it ran, as the agent, inside its ceilings' },
+);
+export type ShellsReport = Static<typeof ShellsReport>;

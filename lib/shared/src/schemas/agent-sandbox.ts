@@ -12,7 +12,7 @@ import { defaultLimits } from '../limits.js';
 import { machineIdFile } from '../host-facts.js';
 import { GitReturn, HostRunReport, NestedGitChange } from './mount-plan.js';
 import { EgressSummary } from './egress-proxy.js';
-import { QuarantinedReport } from './agent-sandbox-reports.js';
+import { PublishedPort, QuarantinedReport, ShellsReport } from './agent-sandbox-reports.js';
 import { WorkOffer, WorkTransfer } from './workspace.js';
 
 export const RuntimeName = Type.Unsafe<RuntimeNameOf>(Type.Union(runtimeNames.map((name) => Type.Literal(name)), { description: 'which agent CLI the session runs' }));
@@ -183,7 +183,7 @@ export const LedgerLine = Closed(
     outcome: Type.Union([Type.Literal('ran'), Type.Literal('refused')]),
     reason: Type.String({
       description:
-        'when the agent ran: podman-attrib\'s reason (exited, signal, oom-killed, pids-limit) or the launcher\'s own stop (timeout, disk-limit, abandoned); when refused: the error code',
+        'when the agent ran: podman-attrib\'s reason (exited, signal, oom-killed, pids-limit) or the launcher\'s own stop (timeout, disk-limit, abandoned, stopped: by `agent-sandbox stop`); when refused: the error code',
     }),
     message: Type.Optional(Type.String()),
     evidence: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
@@ -216,6 +216,8 @@ export const LedgerLine = Closed(
     remote: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     work: Type.Optional(WorkTransfer),
     planted: Type.Optional(PlantedLinks),
+    shells: Type.Optional(ShellsReport),
+    published: Type.Optional(Type.Array(PublishedPort, { description: "ports carried from the host's 127.0.0.1 into the container's (run --publish)" })),
     entrypoint: Type.Optional(
       Closed(
         {

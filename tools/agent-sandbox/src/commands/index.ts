@@ -16,6 +16,8 @@ import { nodeSetupCommand } from './node-setup/index.js';
 import { planCommand } from './plan.js';
 import { pruneCommand } from './prune.js';
 import { psCommand } from './ps.js';
+import { shellCommand } from './shell.js';
+import { stopCommand } from './stop.js';
 import { receiveCommand } from './receive/index.js';
 import { stdinChannel } from './receive/stdin-channel.js';
 import { sessionCommand } from './session.js';
@@ -34,6 +36,8 @@ export function makeTool(entry: Entry): ToolSpec {
       kubeCommand(entry),
       logCommand(entry),
       psCommand(entry),
+      shellCommand(),
+      stopCommand(),
       hostsCommand(),
       doctorCommand(),
       workspaceCommand(),

@@ -48,6 +48,8 @@ export interface SessionEnd {
   work?: LedgerLine['work'];
   entrypoint?: LedgerLine['entrypoint'];
   planted?: LedgerLine['planted'];
+  shells?: LedgerLine['shells'];
+  published?: LedgerLine['published'];
 }
 
 /** The identity fields every line states, as the ledger schema has them. */
@@ -77,6 +79,8 @@ export function ranLine(identity: SessionIdentity, end: SessionEnd): LedgerLine 
     ...(end.work ? { work: end.work } : {}),
     ...(end.entrypoint ? { entrypoint: end.entrypoint } : {}),
     ...(end.planted ? { planted: end.planted } : {}),
+    ...(end.shells ? { shells: end.shells } : {}),
+    ...(end.published ? { published: end.published } : {}),
   };
 }
 

@@ -70,6 +70,7 @@ export async function containSession(request: LaunchRequest, prepared: PreparedS
       env: io.env,
       log: io.log,
       ...(io.stop ? { stop: io.stop } : {}),
+      ...(io.stopGrace ? { stopGrace: io.stopGrace } : {}),
       onSpawn: (pid) => pid && hold.update({ podmanPid: pid }),
       onDiskWalk: (u) => hold.update({ disk: { bytes: u.writtenBytes, files: u.writtenFiles, limitBytes: u.limitBytes, limitFiles: u.limitFiles, at: new Date().toISOString() } }),
       ...(logPath ? { alsoCounted: [logPath] } : {}),

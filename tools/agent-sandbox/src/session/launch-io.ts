@@ -21,6 +21,8 @@ export interface LaunchIo {
   printStdout: (text: string) => void;
   /** Aborted when the session must stop from outside (the receiver's lost connection). */
   stop?: AbortSignal;
+  /** The grace (seconds) a stop of this reason gets, when not the launcher's own (`agent-sandbox stop --grace`). */
+  stopGrace?: (why: string) => number | undefined;
   faults?: FaultHooks;
   /** Extra fields for the ledger line (the receiver's `remote`). */
   remote?: Record<string, unknown>;

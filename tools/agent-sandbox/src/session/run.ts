@@ -24,6 +24,8 @@ export interface RunIo {
   log: (line: string) => void;
   /** Aborted from outside to stop the session (the receiver's lost connection); its reason is the verdict's. */
   stop?: AbortSignal;
+  /** The grace a stop of this reason gets, when the stop's asker chose it (`agent-sandbox stop --grace`). */
+  stopGrace?: (why: string) => number | undefined;
   /** podman's pid, once spawned (the launcher records it for the sentinel). */
   onSpawn?: (pid: number | undefined) => void;
   faults?: FaultHooks;
@@ -145,7 +147,7 @@ export async function runSession(plan: SessionPlan, acquired: Acquired, facts: R
         stdio: io.stdio,
         env: podmanEnv({ ...io.env, ...containerEnvOf(plan) }, plan.runPlan.env ?? []),
         stop: sources.signal,
-        stopGraceSeconds: graceFor,
+        stopGraceSeconds: (why) => io.stopGrace?.(why) ?? graceFor(why),
         log: io.log,
         onStart: ({ pid }) => {
           io.onSpawn?.(pid);

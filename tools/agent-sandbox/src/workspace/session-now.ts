@@ -5,11 +5,11 @@
  * here, at most its 8 MiB cap). Nothing is asked of the launcher or the container, so a session
  * pays nothing for being listed; the disk figures are as of its launcher's last walk.
  */
-import { closeSync, openSync, readSync } from 'node:fs';
 import { cgroupLayout, parentFromArg, sampleNow } from '@agent-sandbox/podman-attrib';
 import { parseSize } from '@agent-sandbox/shared/limits';
 import type { Peak } from '@agent-sandbox/shared/schemas/podman-attrib';
 import type { PsLine } from '@agent-sandbox/shared/schemas/agent-sandbox-reports';
+import { headOf } from '../ledger/read.js';
 import type { RunningSession } from './running.js';
 
 /** The attempt log's cap (egress-proxy's attempt-log.ts): reading more is never needed. */
@@ -33,26 +33,10 @@ export function countAttempts(text: string): { reached: number; refused: number 
   return { reached, refused };
 }
 
-function readHead(file: string, maxBytes: number): string | undefined {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch {
-    return undefined;
-  }
-  try {
-    const buffer = Buffer.alloc(maxBytes);
-    const n = readSync(fd, buffer, 0, maxBytes, 0);
-    return buffer.subarray(0, n).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
-}
-
 function egressNow(record: RunningSession['record']): PsLine['egress'] {
   if (!record.egress) return { mode: 'unknown', reached: null, refused: null };
   if (!record.egress.log) return { mode: record.egress.mode, reached: null, refused: null };
-  const text = readHead(record.egress.log, attemptLogCapBytes);
+  const text = headOf(record.egress.log, attemptLogCapBytes);
   return { mode: 'broker', ...(text === undefined ? { reached: 0, refused: 0 } : countAttempts(text)) };
 }
 

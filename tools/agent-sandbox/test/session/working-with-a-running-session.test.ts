@@ -5,10 +5,10 @@
 // and the shell dies with it. Once it ended, `ps` lists nothing and `stop`/`shell` are refused
 // with 93 (no-running-session).
 import t from 'tap';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PsLine } from '@agent-sandbox/shared/validators/agent-sandbox-reports';
-import { runPodman } from '@agent-sandbox/shared/podman';
 import { until } from '@agent-sandbox/testkit';
 import { nothingLeft, sessionFixture, sessionNeeds } from '../fixtures/session-fixture.js';
 
@@ -19,8 +19,8 @@ t.test('a running session is listed, entered and stopped', requirements, async (
   const fx = await sessionFixture(t, 'live');
   const flags = fx.flags.filter((f, i, all) => f !== '--agent-bin' && all[i - 1] !== '--agent-bin');
   const root = ['--root', fx.root];
-  // The agent notes its own cgroup, then sleeps; it ends only when stopped.
-  const agent = 'cat /proc/self/cgroup > "$PWD/.agent-cgroup"; touch "$PWD/.running"; exec sleep 600';
+  // The agent notes its cgroup and environment, then sleeps; it notes SIGTERM and carries on, so only the kill after the grace ends it.
+  const agent = 'trap \'echo term > "$PWD/.term"\' TERM; cat /proc/self/cgroup > "$PWD/.agent-cgroup"; env > "$PWD/.agent-env"; touch "$PWD/.running"; while :; do sleep 1; done';
   const session = fx.run(['run', ...flags, '--image', image, '--memory', '512m', '--pids', '128', '--agent-bin', '/bin/sh', '--', '-c', agent], { timeoutMs: 180_000 });
   await until('the session runs', () => existsSync(path.join(fx.workspace, '.running')), 90_000);
 
@@ -44,9 +44,54 @@ t.test('a running session is listed, entered and stopped', requirements, async (
     t.same({ mode: s.egress.mode, reached: s.egress.reached, refused: s.egress.refused }, { mode: 'broker', reached: 0, refused: 0 }, 'egress so far: nothing');
   });
 
-  await runPodman(['stop', '--time', '0', `agent-sandbox-${fx.id}`], { expect: 'any' });
-  const ended = await session;
-  t.equal(ended.exitCode, 137, 'the session ended');
-  t.equal((await fx.run(['ps', ...root, '--json'])).stdout, '', 'then ps lists nothing');
-  t.same(await fx.leftovers(), nothingLeft, 'nothing is left');
+  const shell = (command: string[]) => fx.run(['shell', fx.id, ...root, '--', ...command]);
+
+  await t.test('shell runs a command inside it, as the agent, inside its cgroup, with nothing the agent lacks', async (t) => {
+    const id = await shell(['id', '-u']);
+    t.same({ exitCode: id.exitCode, stdout: id.stdout }, { exitCode: 0, stdout: '1000\n' }, "`shell WS -- id -u` prints the agent's uid");
+    t.equal((await shell(['sh', '-c', 'exit 7'])).exitCode, 7, 'its exit status is passed through');
+    const cgroup = await shell(['cat', '/proc/self/cgroup']);
+    t.equal(cgroup.stdout, readFileSync(path.join(fx.workspace, '.agent-cgroup'), 'utf8'), "its process is in the agent's cgroup (every hierarchy), so inside every ceiling");
+    t.match(cgroup.stdout, new RegExp(`/agent-sandbox/${fx.id}/|agent_sandbox-`), "the session's parent cgroup");
+    const status = await shell(['grep', '-E', '^(CapEff|NoNewPrivs)', '/proc/self/status']);
+    t.match(status.stdout, /CapEff:\s+0000000000000000\nNoNewPrivs:\s+1/, 'no capability, NoNewPrivs 1, as the agent');
+    const variables = (text: string) => new Set(text.split('\n').filter((l) => l && !/^(PWD|OLDPWD|SHLVL|_)=/.test(l)));
+    const agentEnv = variables(readFileSync(path.join(fx.workspace, '.agent-env'), 'utf8'));
+    const shellEnv = variables((await shell(['env'])).stdout);
+    t.same([...shellEnv].filter((v) => !agentEnv.has(v)), [], "every variable of the shell is the agent's, with the agent's value");
+    t.notMatch([...shellEnv].join('\n'), new RegExp(fx.env.HOME!), "nothing of the launcher's environment");
+  });
+
+  await t.test('stop ends it through its launcher: SIGTERM, the kill after the grace, the verdict stopped; the shell dies with it', async (t) => {
+    const lingering = shell(['sleep', '600']);
+    // The host sees the container's processes (rootful, or rootless through its user namespace).
+    await until("the shell's sleep runs", () => spawnSync('pgrep', ['-f', '^sleep 600$']).status === 0, 30_000, 100);
+    const began = Date.now();
+    const stop = await fx.run(['stop', fx.id, ...root, '--grace', '2', '--json']);
+    const took = Date.now() - began;
+    t.equal(stop.exitCode, 0, stop.stderr);
+    t.match(stop.json, { ok: true, workspace: fx.id, grace: 2, verdict: { reason: 'stopped', exitCode: 137 } }, 'the stop document names the verdict: stopped, the kill');
+    t.ok(took >= 2000, `the agent had its grace (${took} ms)`);
+    t.match(stop.stderr, new RegExp(`session ${fx.id} ended: exit 137, stopped`), 'stop says how it ended');
+    t.ok(existsSync(path.join(fx.workspace, '.term')), 'the agent got SIGTERM first');
+    const ended = await session;
+    t.equal(ended.exitCode, 137, "run exits with the agent's status");
+    t.match(ended.stderr.trim().split('\n').pop(), new RegExp(`^agent-sandbox: session ${fx.id} ended: exit 137, stopped$`), "the session's last line says stopped");
+    const lingered = await lingering;
+    t.not(lingered.exitCode, 0, `the shell's process died with the session (exit ${lingered.exitCode})`);
+    const [line] = fx.ledgerLines();
+    t.match(line, { reason: 'stopped', exitCode: 137, message: /^stopped by \S+ with agent-sandbox stop \(grace 2s\)$/, evidence: { stopped: 'stopped', stopRequest: { grace: 2 } } }, 'the ledger line: stopped, by whom, with which grace');
+    t.same(line.shells.named.map((n: { command: string[] }) => n.command.join(' ')), ['id -u', 'sh -c exit 7', 'cat /proc/self/cgroup', 'grep -E ^(CapEff|NoNewPrivs) /proc/self/status', 'env', 'sleep 600'], 'and the shells run in it, in order: who ran what and when');
+    t.ok(line.shells.named.every((n: { at: string; by: string; tty: boolean }) => n.at && n.by && n.tty === false), 'each with its time and user');
+  });
+
+  await t.test('once it ended, nothing runs: ps lists nothing; stop and shell are refused with 93', async (t) => {
+    t.equal((await fx.run(['ps', ...root, '--json'])).stdout, '', 'ps lists nothing');
+    for (const args of [['stop', fx.id], ['shell', fx.id, '--', 'true']]) {
+      const refused = await fx.run([...args, ...root]);
+      t.equal(refused.exitCode, 93, `${args[0]}: 93`);
+      t.match(refused.stderr + refused.stdout, /no-running-session|no session of workspace/, `${args[0]}: names the cause`);
+    }
+    t.same(await fx.leftovers(), nothingLeft, 'nothing is left');
+  });
 });
