@@ -4,7 +4,7 @@
  * shell and Python callers by scripts/write-schemas.mjs. Objects are closed:
  * an unknown field is refused, never ignored.
  */
-import { Type, type TProperties, type ObjectOptions } from '@sinclair/typebox';
+import { Type, type TProperties, type TSchema, type ObjectOptions } from '@sinclair/typebox';
 
 export { Type, type Static, type TSchema } from '@sinclair/typebox';
 
@@ -14,6 +14,11 @@ export function Closed<T extends TProperties>(properties: T, options: ObjectOpti
 }
 
 /** An absolute path (starts with "/"); containment is path-guard's job, not the schema's. */
+/** At most `max` items named, then a count (shared/bounded-list): every list a session can make long. */
+export function Bounded<T extends TSchema>(item: T, max: number, description: string) {
+  return Closed({ named: Type.Array(item, { maxItems: max }), others: Type.Integer({ minimum: 0, description: 'how many more there were' }) }, { description });
+}
+
 export const AbsolutePath = Type.String({ minLength: 1, pattern: '^/', description: 'an absolute path' });
 
 /** A container's network: none, or a network namespace the caller made; never the host's or a bridge. */

@@ -5,7 +5,7 @@ export { gitConfigFor, gitConfigEnv } from './detect/git-config.js';
 export { planGitStore, storeDirOf, gitLiveMount, liveNames, ownLiveNames, worktreeCopies, type PlannedStore } from './store/git-store.js';
 export { prepareGitStore, type StoreManifest } from './store/prepare-store.js';
 export { finishGitStore, type FinishReport, type FinishOptions } from './return/finish-store.js';
-export { importBranch, restoreImportOwner, checkedFetchConfig, sideRefOf, type ImportInput, type ImportResult, type Advance } from './return/import-branch.js';
+export { importBranch, restoreImportOwner, checkedFetchConfig, sideRefOf, waitingRefs, type ImportInput, type ImportResult, type Advance } from './return/import-branch.js';
 export { buildReader } from './store/store-reader.js';
 export { readKept, maxImportRetries, retriedByNextStart, keptName, type KeptState } from './return/kept-store.js';
 export { contentFault } from './return/import-fault.js';

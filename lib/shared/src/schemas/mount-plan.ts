@@ -2,7 +2,7 @@
  * mount-plan contracts: a session (workspace, permitted root, session id, staged
  * credential mounts) in, the exact mount list out. See tools/mount-plan/README.md.
  */
-import { AbsolutePath, Closed, Mount, Type, type Static, type TSchema } from '../schema.js';
+import { AbsolutePath, Bounded, Closed, Mount, Type, type Static } from '../schema.js';
 
 /** A session id: also a directory name under <root>/workspaces and <root>/homes. */
 export const SessionId = Type.String({
@@ -146,9 +146,6 @@ export const NestedGitChange = Closed({
 });
 export type NestedGitChange = Static<typeof NestedGitChange>;
 
-function Bounded<T extends TSchema>(item: T, max: number, description: string) {
-  return Closed({ named: Type.Array(item, { maxItems: max }), others: Type.Integer({ minimum: 0, description: 'how many more there were' }) }, { description });
-}
 
 /**
  * What came home from the session's store (finishGitStore): its branch, checked and

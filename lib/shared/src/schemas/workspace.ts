@@ -3,7 +3,7 @@
  * the work a dispatched session carries to its node and back (git bundles over the forced
  * command). One schema each; types derive from them.
  */
-import { AbsolutePath, Closed, Type, type Static } from '../schema.js';
+import { AbsolutePath, Bounded, Closed, Type, type Static } from '../schema.js';
 import { GitReturn } from './mount-plan.js';
 
 const WorkspaceId = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', description: 'the workspace id: <root>/workspaces/<id>' });
@@ -71,6 +71,7 @@ export const WorkspaceEntry = Closed({
   busy: Type.Boolean({ description: 'a session holds its lock now' }),
   uncommitted: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'paths git status lists; null when not a git worktree, while a session runs there (the session is writing the tree), or when git status did not answer within 10 s' }),
   lastSession: Type.Union([LastSession, Type.Null()], { description: "the ledger's last line for this workspace" }),
+  waiting: Bounded(Type.String(), 20, "this workspace's sessions' commits that wait to be merged: refs/agent-sandbox/returned/<id>, <id>+2, ... (git merge <ref>; git update-ref -d <ref> once they are merged or not wanted)"),
 });
 export type WorkspaceEntry = Static<typeof WorkspaceEntry>;
 

@@ -8,7 +8,9 @@ import path from 'node:path';
 import { containerWorkspace } from '@agent-sandbox/shared/container-layout';
 import type { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { WorkspaceEntry, WorkspaceListOutput } from '@agent-sandbox/shared/schemas/workspace';
-import { detectGit } from '@agent-sandbox/mount-plan';
+import { detectGit, waitingRefs } from '@agent-sandbox/mount-plan';
+import { boundedList, describeBounded } from '@agent-sandbox/shared/bounded-list';
+import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import { runGit, statusTimeoutMs, uncommittedPaths, type GitPlace } from '@agent-sandbox/shared/git-run';
 import { checkWorkspaceId, layoutFor } from './layout.js';
 import { isLockHeld } from '@agent-sandbox/shared/flock';
@@ -41,8 +43,10 @@ async function entryOf(root: string, id: string, record: WorkspaceRecord | undef
   const place = existsSync(layout.workspace) ? await gitPlaceOf(layout.workspace, id) : undefined;
   let branch: string | null = null;
   let uncommitted: number | null = null;
+  let waiting: string[] = [];
   const busy = isBusy(layout.lockFile);
   if (place) {
+    waiting = waitingRefs(place, id);
     const head = runGit(place, ['symbolic-ref', '--quiet', '--short', 'HEAD'], { allowFail: true, timeoutMs: statusTimeoutMs });
     branch = head.status === 0 ? head.stdout.trim() : null;
     // A running session's tree is the session's: a status would race its writes (and meet what it is making), so none.
@@ -64,6 +68,7 @@ async function entryOf(root: string, id: string, record: WorkspaceRecord | undef
     busy,
     uncommitted,
     lastSession: line ? { startedAt: line.startedAt, endedAt: line.endedAt, outcome: line.outcome, reason: line.reason, exitCode: line.exitCode, host: line.host } : null,
+    waiting: boundedList(waiting, 20),
   };
 }
 
@@ -88,10 +93,10 @@ export async function workspaceList(root: string, ledgerFile: string): Promise<W
   return { ok: true, root, ledger: ledgerFile, workspaces };
 }
 
-/** The human table (stderr): one row per workspace. */
+/** The human table (stderr): one row per workspace, then the refs where sessions' commits wait. */
 export function formatWorkspaceList(doc: WorkspaceListOutput): string[] {
   if (doc.workspaces.length === 0) return [`no workspaces in ${doc.root}`];
-  const rows = [['ID', 'REPOSITORY', 'BRANCH', 'LAST SESSION', 'UNCOMMITTED']];
+  const rows = [['ID', 'REPOSITORY', 'BRANCH', 'LAST SESSION', 'UNCOMMITTED', 'WAITING']];
   for (const w of doc.workspaces) {
     const s = w.lastSession;
     const lastText = s ? `${s.endedAt.replace(/\.\d+Z$/, 'Z')} ${s.outcome} ${s.reason} exit ${s.exitCode}${s.host !== 'local' ? ` on ${s.host}` : ''}` : 'none';
@@ -101,8 +106,16 @@ export function formatWorkspaceList(doc: WorkspaceListOutput): string[] {
       w.branch ?? '-',
       lastText,
       w.uncommitted === null ? '-' : w.uncommitted === 0 ? 'clean' : `${w.uncommitted} path${w.uncommitted === 1 ? '' : 's'}`,
+      waitingCount(w.waiting),
     ]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '));
+  const table = rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '));
+  const waits = doc.workspaces.filter((w) => w.waiting.named.length > 0);
+  return [...table, ...waits.map((w) => `${w.id}: commits wait at ${describeBounded({ named: w.waiting.named.map((r) => forTerminal(r)), others: w.waiting.others })} (git merge <ref>, then git update-ref -d <ref>)`)];
+}
+
+function waitingCount(w: WorkspaceEntry['waiting']): string {
+  const n = w.named.length + w.others;
+  return n === 0 ? '-' : `${n} ref${n === 1 ? '' : 's'}`;
 }

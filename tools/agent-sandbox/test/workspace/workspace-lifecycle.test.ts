@@ -129,24 +129,28 @@ t.test('--branch and --from: a new branch from REF; an existing branch is checke
   t.equal(both.json?.error?.code, 'branch-exists');
 });
 
-t.test('workspace list shows repository, branch, last session, uncommitted work and a running session', requirements, async (t) => {
+t.test('workspace list shows repository, branch, last session, uncommitted work, a running session and the refs where commits wait', requirements, async (t) => {
   const { fx, repo, ws } = await setup(t, 'wslist');
   t.equal((await ws('new', 'e1', '--repo', repo)).exitCode, 0);
   t.equal((await ws('new', 'e2', '--repo', repo)).exitCode, 0);
   const ran = await fx.run(['run', '--runtime', 'codex', '--workspace', 'e1', '--root', fx.root, '--ledger', fx.ledger, '--agent-bin', 'sh', '--', '-c', 'echo x > new-file; exit 3']);
   t.equal(ran.exitCode, 3, ran.stderr);
   await holdLock(t, fx, 'e2');
+  // Two sessions' commits waiting for e1 (as the import parks them), and one for another id that merely begins alike.
+  for (const ref of ['e1', 'e1+2', 'e10']) await git(repo, 'update-ref', `refs/agent-sandbox/returned/${ref}`, 'HEAD');
   const out = await fx.run(['workspace', 'list', '--root', fx.root, '--ledger', fx.ledger, '--json']);
   t.equal(out.exitCode, 0, out.stderr);
   validateDocument(WorkspaceListOutput, out.json, 'list');
   const byId = Object.fromEntries(out.json.workspaces.map((w: any) => [w.id, w]));
   t.match(byId['e1'], { repository: repo, branch: 'agent/e1', origin: 'local', busy: false, uncommitted: 1, lastSession: { outcome: 'ran', reason: 'exited', exitCode: 3 } });
+  t.same(byId['e1'].waiting, { named: ['refs/agent-sandbox/returned/e1', 'refs/agent-sandbox/returned/e1+2'], others: 0 }, "e1's waiting refs, not e10's");
   t.match(byId['e2'], { busy: true, uncommitted: null, lastSession: null }, 'no git status in a running session\'s tree: its count is unknown');
   t.match(byId[fx.id], { repository: null, origin: null, branch: null }, 'a hand-made workspace is listed too');
   const human = await fx.run(['workspace', 'list', '--root', fx.root, '--ledger', fx.ledger]);
   t.equal(human.stdout, '', 'the table is on stderr');
-  t.match(human.stderr, /^ID +REPOSITORY +BRANCH +LAST SESSION +UNCOMMITTED$/m);
-  t.match(human.stderr, /^e1 +\S+repo +agent\/e1 +\S+ ran exited exit 3 +1 path$/m);
+  t.match(human.stderr, /^ID +REPOSITORY +BRANCH +LAST SESSION +UNCOMMITTED +WAITING$/m);
+  t.match(human.stderr, /^e1 +\S+repo +agent\/e1 +\S+ ran exited exit 3 +1 path +2 refs$/m);
+  t.match(human.stderr, /^e1: commits wait at refs\/agent-sandbox\/returned\/e1, refs\/agent-sandbox\/returned\/e1\+2 \(git merge/m);
   t.match(human.stderr, /^e2 \(running\) /m);
 });
 

@@ -24,7 +24,7 @@ import { boundedList } from '@agent-sandbox/shared/bounded-list';
 import type { GitReturn } from '@agent-sandbox/shared/schemas/mount-plan';
 import { importBranch, restoreImportOwner } from './import-branch.js';
 import { contentFault } from './import-fault.js';
-import { recordKept, storeKeptOf, type KeptState } from './kept-store.js';
+import { readKept, recordKept, storeKeptOf, type KeptState } from './kept-store.js';
 import { manifestName, snapshotName, type StoreManifest } from '../store/prepare-store.js';
 import { leftInStore, returnWorktreeFiles } from './return-worktree.js';
 import { makeReader, setReaderRef } from '../store/store-reader.js';
@@ -76,7 +76,8 @@ function importMoved(m: StoreManifest, tip: string | undefined): Outcome {
     makeReader(reader, `${m.store.dir}/common`, `${m.store.gitDir}/objects`);
     made = true;
     setReaderRef(reader, branch, tip);
-    const result = importBranch({ place: { gitDir: m.store.gitDir }, source: reader, ref: branch, tip, branch, sessionId: m.sessionId, unbornAtStart: startTip === null });
+    const parked = readKept(m.store.dir)?.sideRef;
+    const result = importBranch({ place: { gitDir: m.store.gitDir }, source: reader, ref: branch, tip, branch, sessionId: m.sessionId, unbornAtStart: startTip === null, ...(parked ? { parked } : {}) });
     parkedAt = result.sideRef;
     const outcome: Outcome = { outcome: result.outcome, from: result.from, to: result.to, ...(result.sideRef ? { sideRef: result.sideRef } : {}), ...(result.message ? { message: result.message } : {}) };
     return result.advanceFailed ? { ...outcome, keep: `${branch} could not be advanced here: ${result.advanceFailed}` } : outcome;
@@ -108,7 +109,7 @@ export function finishGitStore(dir: string, options: FinishOptions = {}): Finish
   let kept: KeptState | undefined;
   let report: FinishReport;
   try {
-    report = finishFrom(dir, manifest, options, began, (why) => (kept = keepStore(dir, why)));
+    report = finishFrom(dir, manifest, options, began, (why, sideRef) => (kept = keepStore(dir, why, sideRef)));
   } catch (err) {
     // Nothing foreseen: the store (and whatever commits it holds) is kept, and the error said.
     kept ??= keepStore(dir, (err as Error).message);
@@ -120,12 +121,12 @@ export function finishGitStore(dir: string, options: FinishOptions = {}): Finish
 }
 
 /** The import, the worktree's files and the refs' report, once the manifest is read. */
-function finishFrom(dir: string, manifest: StoreManifest, options: FinishOptions, began: number, keep: (why: string) => KeptState): FinishReport {
+function finishFrom(dir: string, manifest: StoreManifest, options: FinishOptions, began: number, keep: (why: string, sideRef?: string) => KeptState): FinishReport {
   const before = new Map<string, string>();
   parsePackedRefs(readFileSync(`${dir}/${snapshotName}`, 'latin1'), before);
   const after = readStoreRefs(`${dir}/common`);
   const { keep: keepWhy, ...outcome } = importMoved(manifest, manifest.branch ? after.refs.get(manifest.branch) : undefined);
-  const kept = keepWhy ? keep(keepWhy) : undefined;
+  const kept = keepWhy ? keep(keepWhy, outcome.sideRef) : undefined;
   const worktree = returnWorktreeFiles(manifest, outcome.outcome === 'fast-forward' || outcome.outcome === 'unchanged');
   const dropped = droppedRefs(before, after.refs, manifest.branch);
   const truncated = after.truncated ? ' (the store held more refs than were read)' : '';
@@ -145,9 +146,9 @@ function finishFrom(dir: string, manifest: StoreManifest, options: FinishOptions
 }
 
 /** Records a failed import in the store's kept.json; a store whose state cannot be written is kept all the same. */
-function keepStore(dir: string, why: string): KeptState {
+function keepStore(dir: string, why: string, sideRef?: string): KeptState {
   try {
-    return recordKept(dir, why);
+    return recordKept(dir, why, new Date(), sideRef);
   } catch (err) {
     const now = new Date().toISOString();
     return { version: 1, attempts: 1, why: `${why} (and kept.json could not be written: ${(err as Error).message})`, keptAt: now, lastAt: now };

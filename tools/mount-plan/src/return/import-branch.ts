@@ -48,6 +48,11 @@ export interface ImportInput {
   sessionId: string;
   /** The branch did not exist here when the session started (an unborn branch): creating it is a fast-forward. */
   unbornAtStart?: boolean;
+  /**
+   * The waiting ref an earlier attempt of this same import parked these commits at (a kept
+   * store's kept.json): the only ref an import ever removes, and only once the branch holds them.
+   */
+  parked?: string;
   advance?: Advance;
 }
 
@@ -90,7 +95,7 @@ function updateRef(place: ImportInput['place'], branch: string, sessionId: strin
  */
 function parkCommits(place: ImportInput['place'], sessionId: string, tip: string): string {
   const base = sideRefOf(sessionId);
-  const taken = waitingRefs(place, base);
+  const taken = takenRefs(place, base);
   // A retry of the same store parks the same commits: the ref its earlier attempt made serves.
   const already = [...taken].find(([, oid]) => oid === tip)?.[0];
   if (already) return already;
@@ -111,15 +116,26 @@ function parkCommits(place: ImportInput['place'], sessionId: string, tip: string
 const maxParkTries = 20;
 
 /** The waiting refs of this session's name (`base`, `base+N`), with the commit each names. */
-function waitingRefs(place: ImportInput['place'], base: string): Map<string, string> {
+function takenRefs(place: ImportInput['place'], base: string): Map<string, string> {
   const out = runGit(place, ['for-each-ref', '--format=%(refname) %(objectname)', `${base.slice(0, base.lastIndexOf('/'))}/`], { allowFail: true }).stdout;
   const ours = new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\+\\d+)?$`);
   return new Map(out.split('\n').map((l) => l.split(' ') as [string, string]).filter(([ref, oid]) => ref && oid && ours.test(ref)));
 }
 
-/** Once the branch holds `tip`, a ref an earlier attempt of this store parked it at is not needed: removed (only if it still names `tip`). */
-function unpark(place: ImportInput['place'], sessionId: string, tip: string): void {
-  for (const [ref, oid] of waitingRefs(place, sideRefOf(sessionId))) if (oid === tip) runGit(place, ['update-ref', '-d', ref, tip], { allowFail: true });
+/** Every waiting ref of this id (`<id>`, `<id>+N`), in the order they were numbered: what `workspace list` shows. */
+export function waitingRefs(place: ImportInput['place'], sessionId: string): string[] {
+  const base = sideRefOf(sessionId);
+  const number = (ref: string) => (ref === base ? 1 : Number(ref.slice(base.length + 1)));
+  return [...takenRefs(place, base).keys()].sort((a, b) => number(a) - number(b));
+}
+
+/**
+ * Once the branch holds `tip`, the ref an earlier attempt of this same import parked it at is
+ * not needed: removed, only if it still names `tip`. Never a ref found by name or value alone:
+ * another session's commits may wait at a ref of this id that names the same commit.
+ */
+function unpark(place: ImportInput['place'], parked: string | undefined, tip: string): void {
+  if (parked && parked.startsWith('refs/agent-sandbox/returned/')) runGit(place, ['update-ref', '-d', parked, tip], { allowFail: true });
 }
 
 /**
@@ -165,7 +181,7 @@ export function importBranch(input: ImportInput): ImportResult {
     return { outcome: 'side-ref', from, to: fetched, sideRef, message: `${why}: the session's commits are at ${sideRef} (git merge ${sideRef})` };
   };
   if (from === fetched) {
-    unpark(place, input.sessionId, fetched);
+    unpark(place, input.parked, fetched);
     return { outcome: 'unchanged', from, to: fetched };
   }
   if (from === null && !input.unbornAtStart) return keep(`${branch} no longer exists here`);
@@ -174,7 +190,7 @@ export function importBranch(input: ImportInput): ImportResult {
   }
   const advanced = (input.advance ?? updateRef(place, branch, input.sessionId))(from, fetched);
   if (!advanced.ok) return { ...keep(advanced.why), advanceFailed: advanced.why };
-  unpark(place, input.sessionId, fetched);
+  unpark(place, input.parked, fetched);
   return { outcome: 'fast-forward', from, to: fetched };
 }
 

@@ -22,6 +22,8 @@ export interface KeptState {
   why: string;
   keptAt: string;
   lastAt: string;
+  /** Where the commits wait meanwhile, when an attempt parked them (the retry removes only this ref once the branch holds them). */
+  sideRef?: string;
 }
 
 /** The store's keep state, or undefined when it has none (never kept) or it cannot be read as one. */
@@ -45,9 +47,10 @@ export function readKept(dir: string): KeptState | undefined {
 }
 
 /** Records one more failed import (written whole: a temporary file renamed over it). */
-export function recordKept(dir: string, why: string, now = new Date()): KeptState {
+export function recordKept(dir: string, why: string, now = new Date(), sideRef?: string): KeptState {
   const was = readKept(dir);
-  const state: KeptState = { version: 1, attempts: (was?.attempts ?? 0) + 1, why: why.slice(0, 2000), keptAt: was?.keptAt ?? now.toISOString(), lastAt: now.toISOString() };
+  const parked = sideRef ?? was?.sideRef;
+  const state: KeptState = { version: 1, attempts: (was?.attempts ?? 0) + 1, why: why.slice(0, 2000), keptAt: was?.keptAt ?? now.toISOString(), lastAt: now.toISOString(), ...(parked ? { sideRef: parked } : {}) };
   const temp = `${dir}/.${keptName}.${process.pid}.tmp`;
   writeFileSync(temp, `${JSON.stringify(state)}\n`, { mode: 0o600 });
   renameSync(temp, `${dir}/${keptName}`);
