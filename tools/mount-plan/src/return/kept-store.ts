@@ -38,6 +38,7 @@ export function readKept(dir: string): KeptState | undefined {
     if (!fstatSync(fd).isFile()) return undefined;
     const buffer = Buffer.alloc(64 << 10);
     const state = JSON.parse(buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)).toString('utf8')) as KeptState;
+    if (state.sideRef !== undefined && (typeof state.sideRef !== 'string' || !state.sideRef.startsWith('refs/agent-sandbox/returned/'))) delete state.sideRef;
     return state.version === 1 && Number.isInteger(state.attempts) && state.attempts > 0 ? state : undefined;
   } catch {
     return undefined;

@@ -1,12 +1,12 @@
-// A failed import must not lose commits. When the cause is on the host's side (here: a lock
-// held on the branch, the way a concurrent git or a crashed one leaves it),
-// the store is kept with its commits, kept.json counts the attempts, and the next finish, once
+// A failed import must not lose commits, and a refused one leaves nothing in the host
+// repository. When the cause is on the host's side (here: a lock held on the branch, the way a
+// concurrent git or a crashed one leaves it), the store is kept with its commits, kept.json counts the attempts, and the next finish, once
 // the cause is gone, brings the branch home and removes the store. When the cause is the
 // session's own content (its branch names objects it does not have, or an object fails git's
 // checks), the store goes and the report says why: those commits cannot come home anyway.
 // The session's commits are written into the store by the host's git (objects into the store,
 // the host's borrowed), as a session would; the host's own git says what happened.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { execa } from 'execa';
@@ -147,17 +147,39 @@ async function objectsOf(gitDir: string): Promise<{ bytes: number; tmpPacks: str
   return { bytes, tmpPacks };
 }
 
-t.test('a refused import of 20 MB (a .gitmodules git refuses) leaves under 1 MB in the host repository and no temporary pack (control: a plain checked fetch leaves its pack)', async (t) => {
-  const s = await session(t, 'quarantine');
+type Session = Awaited<ReturnType<typeof session>>;
+
+/**
+ * 20 MB of random data on the session's branch, in a commit newer than `plant` (a pack is written
+ * newest first, so the 20 MB arrive before the object that fails the checks). Returns the tips.
+ */
+async function bigOnTopOf(s: Session, plant: string): Promise<{ blob: string; bad: string }> {
   const big = Buffer.alloc(20 << 20);
   for (let i = 0; i < big.length; i += 4) big.writeUInt32LE((Math.random() * 2 ** 32) >>> 0, i);
   const blob = (await execa('git', ['hash-object', '-w', '--stdin'], { input: big, env: { GIT_DIR: s.tree.common, GIT_OBJECT_DIRECTORY: `${s.store.dir}/common/objects`, GIT_ALTERNATE_OBJECT_DIRECTORIES: `${s.tree.common}/objects`, PATH: process.env['PATH'] }, extendEnv: false })).stdout.trim();
-  // A .gitmodules git refuses (an option for a url), in a commit older than the big blob's: a pack
-  // is written newest first, so the 20 MB arrive before the object that fails the checks.
-  const modules = await s.write(['hash-object', '-w', '--stdin'], '[submodule "x"]\n\tpath = x\n\turl = --upload-pack=touch /tmp/pwned\n');
-  const older = await s.write(['commit-tree', await s.write(['mktree'], `100644 blob ${modules}\t.gitmodules\n`), '-p', s.start, '-m', 'bad modules']);
+  const older = await s.write(['commit-tree', plant, '-p', s.start, '-m', 'refused by git']);
   const bad = await s.write(['commit-tree', await s.write(['mktree'], `100644 blob ${blob}\tbig\n`), '-p', older, '-m', 'big']);
   await s.moveBranch(bad);
+  return { blob, bad };
+}
+
+/** The import of `bad` refused, and what it left in the host repository: under 1 MB, no temporary pack, no quarantine. */
+async function refusedLeavesNothing(t: Test, s: Session, blob: string, bad: string): Promise<void> {
+  const before = await objectsOf(s.tree.common);
+  const report = finishGitStore(s.store.dir);
+  t.match(report, { outcome: 'failed', to: bad });
+  const after = await objectsOf(s.tree.common);
+  t.ok(after.bytes - before.bytes < 1 << 20, `the host's objects grew by ${after.bytes - before.bytes} bytes (${before.bytes} before, du -sb)`);
+  t.same(after.tmpPacks, [], 'no temporary pack in the host repository');
+  t.same((await execa('find', [s.tree.common, '-maxdepth', '1', '-name', 'agent-sandbox-import-*'])).stdout, '', 'the quarantine is gone');
+  t.equal((await git(['cat-file', '-e', blob], s.tree.main, false)).exitCode, 1, 'the blob did not reach the host repository');
+}
+
+t.test('a refused import of 20 MB (a .gitmodules git refuses) leaves under 1 MB in the host repository and no temporary pack (control: a plain checked fetch leaves its pack)', async (t) => {
+  const s = await session(t, 'quarantine');
+  // A .gitmodules git refuses: an option for a url.
+  const modules = await s.write(['hash-object', '-w', '--stdin'], '[submodule "x"]\n\tpath = x\n\turl = --upload-pack=touch /tmp/pwned\n');
+  const { blob, bad } = await bigOnTopOf(s, await s.write(['mktree'], `100644 blob ${modules}\t.gitmodules\n`));
 
   // The control: the same branch fetched with the same checks straight into a repository.
   const control = await tempDir(t, 'mount-plan-quarantine-control-');
@@ -169,12 +191,14 @@ t.test('a refused import of 20 MB (a .gitmodules git refuses) leaves under 1 MB 
   const left = await objectsOf(`${control}/repo`);
   t.ok(left.tmpPacks.length > 0 && left.bytes > 20e6, `without a quarantine the refused fetch leaves ${left.bytes} bytes and ${left.tmpPacks.length} temporary pack(s) (git said: ${plain.stderr.slice(-300)})`);
 
-  const before = await objectsOf(s.tree.common);
-  const report = finishGitStore(s.store.dir);
-  t.match(report, { outcome: 'failed', to: bad });
-  const after = await objectsOf(s.tree.common);
-  t.ok(after.bytes - before.bytes < 1 << 20, `the host's objects grew by ${after.bytes - before.bytes} bytes`);
-  t.same(after.tmpPacks, [], 'no temporary pack in the host repository');
-  t.same((await execa('find', [s.tree.common, '-maxdepth', '1', '-name', 'agent-sandbox-import-*'])).stdout, '', 'the quarantine is gone');
-  t.equal((await git(['cat-file', '-e', blob], s.tree.main, false)).exitCode, 1, 'the blob did not reach the host repository');
+  await refusedLeavesNothing(t, s, blob, bad);
+});
+
+t.test('a refused import of 20 MB (a tree entry .git) leaves under 1 MB in the host repository and no temporary pack', async (t) => {
+  const s = await session(t, 'dotgit');
+  const hook = await s.write(['hash-object', '-w', '--stdin'], '#!/bin/sh\ntouch /tmp/pwned\n');
+  const hooks = await s.write(['mktree'], `100755 blob ${hook}\tpost-checkout\n`);
+  const dotGit = await s.write(['mktree'], `040000 tree ${hooks}\thooks\n`);
+  const { blob, bad } = await bigOnTopOf(s, await s.write(['mktree'], `040000 tree ${dotGit}\t.git\n`));
+  await refusedLeavesNothing(t, s, blob, bad);
 });
