@@ -163,7 +163,8 @@ export const GitReturn = Closed({
   message: Type.Optional(Type.String()),
   refsDropped: Bounded(RefChange, 20, 'every other ref the session made, moved or deleted (replace refs and notes included): not applied'),
   copiedBack: Type.Array(Type.String(), { description: "the worktree's own files brought back (index)" }),
-  kept: Type.Array(Type.String(), { description: "the worktree's own files the host kept, each with why" }),
+  kept: Type.Array(Type.String(), { description: "the worktree's own files the host kept or rebuilt, each with why" }),
+  rebuilt: Type.Optional(Type.Array(Type.String(), { description: "the worktree's own files rebuilt from the branch that came home instead of taken from the session (index: it listed a path git would not check out, was larger than --disk, was not a regular file or not an index as git writes one); kept says why" })),
   leftInStore: Bounded(Type.String(), 20, 'what the session made at the top of its git dirs (an unfinished rebase, a planted config): removed with the store'),
   storeKept: Type.Optional(
     Closed(

@@ -47,13 +47,14 @@ export function gitReturnOf(report: ReturnType<typeof finishGitStore>): GitRetur
  * import fails again, the store stays and the session is refused (87 git-store-kept): a new
  * session must not start from a branch that lacks the last one's commits.
  */
-export async function startGitSession(mounts: MountPlanOutput, workspace: string, sessionId: string, log: (line: string) => void, quarantineRoot?: string): Promise<GitSession> {
+export async function startGitSession(mounts: MountPlanOutput, workspace: string, sessionId: string, log: (line: string) => void, options: { quarantineRoot?: string; diskBytes?: number } = {}): Promise<GitSession> {
+  const { quarantineRoot } = options;
   const store = mounts.gitStore;
   if (store) {
     const left = gitReturnOf(finishGitStore(store.dir, { by: 'the next session in this workspace' }));
     if (left?.storeKept) throw keptRefusal(left.storeKept);
     if (left) for (const line of describeGitReturn(left)) log(line);
-    prepareGitStore(store, sessionId);
+    prepareGitStore(store, sessionId, options.diskBytes ? { diskBytes: options.diskBytes } : {});
   }
   // The walk overlaps the rest of the preparation (egress, cgroup); the launcher awaits it
   // (ready) before the agent starts, so the agent cannot change a file before it was seen.

@@ -37,6 +37,8 @@ export interface AcquireInput {
   installed: string[];
   /** mount-plan's plan: its git store is made here and finished (the branch brought home) on release. */
   mounts: MountPlanOutput;
+  /** The session's --disk in bytes: no index larger than this comes back from its store. */
+  diskBytes?: number;
   /** The session's network: its broker is started here and stopped on release. */
   egress: EgressPlan;
   env: NodeJS.ProcessEnv;
@@ -69,7 +71,7 @@ export async function acquire(input: AcquireInput): Promise<Acquired> {
     await reach(input.faults, 'staged');
     prepareHome(layout.home, process.geteuid?.() ?? 0);
     undo.push(() => planted.push(...scrubHome(layout.home, input.installed)));
-    const git = await startGitSession(input.mounts, layout.workspace, layout.sessionId, input.log, path.join(layout.root, 'quarantine', layout.sessionId));
+    const git = await startGitSession(input.mounts, layout.workspace, layout.sessionId, input.log, { quarantineRoot: path.join(layout.root, 'quarantine', layout.sessionId), ...(input.diskBytes ? { diskBytes: input.diskBytes } : {}) });
     undo.push(() => git.finish());
     const egress = await startEgress(input.egress, layout.sessionId);
     undo.push(() => egress.stop());

@@ -9,6 +9,7 @@
  */
 import type { RunHooks } from '@agent-sandbox/sandbox-run';
 import type { EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
+import { parseSize } from '@agent-sandbox/shared/limits';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import { describeEgress } from '../egress/broker.js';
 import { describeGitAudit, type GitAudit } from '../git/audit.js';
@@ -47,6 +48,7 @@ export async function containSession(request: LaunchRequest, prepared: PreparedS
     stageInput: prepared.stageInput,
     installed: prepared.installed,
     mounts: plan.mounts,
+    diskBytes: parseSize('--disk', plan.identity.limits.disk),
     egress: plan.egress,
     env: io.env,
     log: io.log,

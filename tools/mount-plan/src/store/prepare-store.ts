@@ -17,11 +17,12 @@
  *   copies' sha256, read back by finishGitStore (also by the sweep of a launcher that died).
  */
 import { createHash } from 'node:crypto';
-import { lchownSync, lstatSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, constants, copyFileSync, lchownSync, lstatSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { ToolError } from '@agent-sandbox/shared';
 import { agentGid, agentUid } from '@agent-sandbox/shared/container-layout';
 import type { GitStore } from '@agent-sandbox/shared/schemas/mount-plan';
 import { gitLiveMount } from './git-store.js';
+import { hashFileWithin } from './bounded-read.js';
 import { branchOf, hostRefsSnapshot, parsePackedRefs, readPlainBounded } from './store-refs.js';
 
 export interface CopiedFile {
@@ -41,13 +42,15 @@ export interface StoreManifest {
   refCount: number;
   owner: { uid: number; gid: number };
   copied: CopiedFile[];
+  /** The largest index (and HEAD) taken back from the session: its --disk, at most maxCopyBytes (absent in older stores: maxCopyBytes). */
+  copyLimitBytes?: number;
   ms: number;
 }
 
 export const manifestName = 'store.json';
 export const snapshotName = 'snapshot';
 
-/** An index or HEAD larger than this is not copied (nor brought back). */
+/** An index or HEAD larger than this is not copied (nor brought back, nor anything larger than the session's --disk). */
 export const maxCopyBytes = 1 << 30;
 
 export function sha256(data: Buffer | undefined | null): string | null {
@@ -81,13 +84,20 @@ function ensureStoresParent(dir: string): void {
   if (!lstatSync(parent).isDirectory()) throw new ToolError('unsafePath', 'symlink-escape', `${parent} is not a plain directory`);
 }
 
-/** HEAD, the index and any split-index files of `from`, copied into `to`. */
+/**
+ * HEAD, the index and any split-index files of `from` (the host's own), copied into `to` by the
+ * kernel and hashed 1 MiB at a time: a large index never sits whole in the launcher's memory.
+ */
 function copyWorktreeFiles(from: string, to: string, names: readonly string[], owner: { uid: number; gid: number }): CopiedFile[] {
   const all = [...names, ...readdirSync(from).filter((n) => /^sharedindex\.[0-9a-f]+$/.test(n))];
   return all.map((name) => {
-    const data = readPlainBounded(`${from}/${name}`, maxCopyBytes);
-    if (data) writeOwned(`${to}/${name}`, data, owner);
-    return { name, sha256: sha256(data) };
+    const hash = hashFileWithin(`${from}/${name}`, maxCopyBytes);
+    if (hash) {
+      copyFileSync(`${from}/${name}`, `${to}/${name}`, constants.COPYFILE_EXCL);
+      chmodSync(`${to}/${name}`, 0o644);
+      own(`${to}/${name}`, owner);
+    }
+    return { name, sha256: hash ?? null };
   });
 }
 
@@ -118,7 +128,7 @@ function makeOwn(store: GitStore, owner: { uid: number; gid: number }): void {
  * Makes the store, owned by `options.owner` (default: the agent's uid, agentOwner). Refuses (87, git-store-exists) when `<root>/git-stores/<id>` already exists:
  * a session with this id was not finished (finishGitStore first). Undoes itself on failure.
  */
-export function prepareGitStore(store: GitStore, sessionId: string, options: { owner?: { uid: number; gid: number } } = {}): StoreManifest {
+export function prepareGitStore(store: GitStore, sessionId: string, options: { owner?: { uid: number; gid: number }; diskBytes?: number } = {}): StoreManifest {
   const began = performance.now();
   ensureStoresParent(store.dir);
   try {
@@ -139,7 +149,8 @@ export function prepareGitStore(store: GitStore, sessionId: string, options: { o
     const refs = new Map<string, string>();
     parsePackedRefs(snapshot.text, refs);
     const startTip = branch ? (refs.get(branch) ?? null) : null;
-    const manifest: StoreManifest = { version: 2, store, sessionId, branch, startTip, refCount: snapshot.count, owner, copied, ms: Math.round(performance.now() - began) };
+    const copyLimitBytes = Math.min(maxCopyBytes, options.diskBytes ?? maxCopyBytes);
+    const manifest: StoreManifest = { version: 2, store, sessionId, branch, startTip, refCount: snapshot.count, owner, copied, copyLimitBytes, ms: Math.round(performance.now() - began) };
     writeFileSync(`${store.dir}/${manifestName}`, `${JSON.stringify(manifest)}\n`, { mode: 0o600, flag: 'wx' });
     return manifest;
   } catch (err) {

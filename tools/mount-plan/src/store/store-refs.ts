@@ -7,14 +7,16 @@
  * planted as a ref cannot hang the launcher); every read is bounded, and so is the walk.
  * Values: an object id, `ref: <target>` for a symbolic ref, or `invalid: "<first bytes>"`.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, readlinkSync } from 'node:fs';
+import { readlinkSync } from 'node:fs';
 import { fsPath, readdirTyped, type NamedEntry } from '@agent-sandbox/shared/byte-names';
+import { clip, readPlainBounded } from './bounded-read.js';
 import { walkBeneath } from '@agent-sandbox/shared/beneath';
 import { boundedList, type Bounded } from '@agent-sandbox/shared/bounded-list';
 import { runGit, type GitPlace } from '@agent-sandbox/shared/git-run';
 import type { RefChange } from '@agent-sandbox/shared/schemas/mount-plan';
 
 export type { RefChange };
+export { clip, readPlainBounded, readRegularBounded } from './bounded-read.js';
 
 const oid = /^([0-9a-f]{40}|[0-9a-f]{64})$/;
 
@@ -52,29 +54,6 @@ export function hostRefsSnapshot(place: Pick<GitPlace, 'gitDir'>): { text: strin
   const out = runGit(place, ['for-each-ref', '--format=%(objectname) %(refname)'], {}, { exit: 'gitMount', code: 'git-refs-unreadable' }).stdout;
   const lines = out.split('\n').filter((l) => l !== '' && oid.test(l.slice(0, l.indexOf(' '))) && !perWorktree.test(l.slice(l.indexOf(' ') + 1)));
   return { text: `# pack-refs with: sorted \n${lines.map((l) => `${l}\n`).join('')}`, count: lines.length };
-}
-
-/** At most `max` bytes of a regular file and its mode, following no link; undefined when it is anything else. */
-export function readRegularBounded(path: string, max: number): { data: Buffer; mode: number } | undefined {
-  let fd: number;
-  try {
-    fd = openSync(fsPath(path), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    const info = fstatSync(fd);
-    if (!info.isFile()) return undefined;
-    const buffer = Buffer.alloc(Math.min(info.size, max));
-    return { data: buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)), mode: info.mode };
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** At most `max` bytes of a regular file, following no link; undefined when it is anything else. */
-export function readPlainBounded(path: string, max: number): Buffer | undefined {
-  return readRegularBounded(path, max)?.data;
 }
 
 /** Names read without loss (shared/byte-names): a ref named with bytes that are not UTF-8 is still read and counted. */
@@ -123,11 +102,6 @@ export function readStoreRefs(gitDir: string, maxEntries = 2_000_000): StoreRefs
     }
   }
   return { refs, truncated: false };
-}
-
-/** What a name or value looks like in the ledger: at most 256 characters. */
-export function clip(text: string, max = 256): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
 /** Every ref that differs between the snapshot and the store, `except` the session's branch: 20 named (sorted), then a count. */
