@@ -96,8 +96,8 @@ async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionId
     io.progress(`agent-sandbox: planning the credential, the mounts and the network of session ${layout.sessionId}`);
     const prepared = await prepareSession(request, layout, identity, facts, io); // 7
     identity = prepared.plan.identity;
-    const { egress } = prepared.plan;
-    hold.update({ installed: prepared.installed, line: lineFields(identity), egress: { mode: egress.mode, ...(egress.logPath ? { log: egress.logPath } : {}) } });
+    const { egress, publish } = prepared.plan;
+    hold.update({ installed: prepared.installed, line: lineFields(identity), egress: { mode: egress.mode, ...(egress.logPath ? { log: egress.logPath } : {}) }, published: publish.ports });
     const ran = await containSession(request, prepared, hold, live.io, noNewPrivs); // 8-10
     exitCode = ran.exitCode;
     line = recordVerdict(targetsOf(request), ranLine(identity, live.finish(ran.end)), io.log); // 11

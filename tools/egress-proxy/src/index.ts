@@ -14,3 +14,4 @@ export { runtimeEgressTable, egressAllowlist, type RuntimeEgress } from './rules
 export { startRelay, type Relay, type RelayOptions } from './relay/relay.js';
 export { parseRelayArgs, proxyEnvironment, defaultRelayPort, relayUsage } from './relay/relay-cli.js';
 export { tool } from './cli.js';
+export { publishRelayPath } from './publish-relay-location.js';

@@ -101,6 +101,8 @@ export const LaunchRequest = Closed(
         description: 'PEM certificates the agent also trusts (a TLS proxy that re-signs, a test CA): copied read-only into the session, NODE_EXTRA_CA_CERTS and CODEX_CA_CERTIFICATE set; local sessions only',
       }),
     ),
+    publish: Type.Array(Type.String({ pattern: '^([0-9]{1,5}:)?[0-9]{1,5}$' }), { flag: 'publish', default: [], expect: '[HOSTPORT:]PORT',
+      description: "carry the host's 127.0.0.1:HOSTPORT to the container's 127.0.0.1:PORT, [HOSTPORT:]PORT (the container keeps no network; the image needs node); repeatable; local sessions only" }),
     allowExpiring: Type.Boolean({ flag: 'allow-expiring', default: false, description: 'stage a credential that expires within the session anyway (recorded in the ledger)' }),
     root: Type.String({ ...AbsolutePath, flag: 'root', description: 'permitted root', defaultText: '$HOME/sandbox' }),
     gitRoots: Type.Array(AbsolutePath, { flag: 'git-root', default: [], description: 'also permit git metadata under this directory, mounted at the same path; repeatable; local sessions only' }),

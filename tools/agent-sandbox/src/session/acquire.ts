@@ -15,12 +15,14 @@ import type { MountPlanOutput } from '@agent-sandbox/shared/schemas/mount-plan';
 import { startGitSession, type GitSession } from '../git/audit.js';
 import { startEgress, type EgressPlan, type RunningEgress } from '../egress/broker.js';
 import { stageCaFile } from '../egress/ca-file.js';
+import { startPublish, type PublishPlan, type RunningPublish } from '../egress/publish.js';
 import type { SessionLayout } from '../workspace/layout.js';
 import { reach, type FaultHooks } from './faults.js';
 import { prepareHome, scrubHome, type PlantedLink } from '../workspace/home.js';
 
 export interface Acquired {
   prepared: Attribution;
+  publish: RunningPublish;
   git: GitSession;
   egress: RunningEgress;
   /** Links the session planted on the home's clean-up paths, removed as links: filled by release(). */
@@ -41,6 +43,8 @@ export interface AcquireInput {
   diskBytes?: number;
   /** The session's network: its broker is started here and stopped on release. */
   egress: EgressPlan;
+  /** The host ports carried into the container: taken first (a taken one refuses before anything exists). */
+  publish: PublishPlan;
   env: NodeJS.ProcessEnv;
   log: (line: string) => void;
   faults?: FaultHooks;
@@ -62,6 +66,8 @@ export async function acquire(input: AcquireInput): Promise<Acquired> {
     }
   };
   try {
+    const publish = await startPublish(input.publish);
+    undo.push(() => publish.stop());
     await reach(input.faults, 'staging');
     // Beneath <root>/secrets, never through a link (it is mounted read-only, so none is expected).
     undo.push(() => removeBeneath(path.dirname(layout.stageDir), layout.stageDir));
@@ -84,7 +90,7 @@ export async function acquire(input: AcquireInput): Promise<Acquired> {
     });
     input.onParent?.(prepared.cgroupParent, prepared.cidfile);
     await git.ready();
-    return { prepared, git, egress, planted, release };
+    return { prepared, publish, git, egress, planted, release };
   } catch (err) {
     await release();
     throw err;

@@ -18,12 +18,15 @@ import type { SessionIdentity } from '../ledger/verdict.js';
 import type { LaunchRequest } from './request.js';
 import { egressMount, proxyEnv, relayPrefix, type EgressPlan } from '../egress/broker.js';
 import { caEnv, caMount } from '../egress/ca-file.js';
+import { publishMounts, publishPrefix, type PublishPlan } from '../egress/publish.js';
 
 export type { SessionIdentity };
 
 export interface SessionPlan {
   identity: SessionIdentity;
   egress: EgressPlan;
+  /** The ports carried from the host's loopback (run --publish). */
+  publish: PublishPlan;
   layout: SessionLayout;
   credentials: CredStagePlanOutput;
   mounts: MountPlanOutput;
@@ -38,6 +41,7 @@ export interface SessionPlan {
 export interface ComposeInput {
   request: Pick<LaunchRequest, 'runtime' | 'image' | 'agentBin' | 'agentArgs' | 'network' | 'mode'>;
   egress: EgressPlan;
+  publish: PublishPlan;
   identity: SessionIdentity;
   layout: SessionLayout;
   credentials: CredStagePlanOutput;
@@ -62,10 +66,10 @@ export function containerEnvOf(plan: Pick<SessionPlan, 'containerEnv' | 'identit
 export const podmanTimeoutMarginSeconds = 10;
 
 export function composePlan(input: ComposeInput): SessionPlan {
-  const { request, identity, layout, credentials, mounts, egress } = input;
+  const { request, identity, layout, credentials, mounts, egress, publish } = input;
   const socketMount = egress.socketDir ? [{ source: egress.socketDir, destination: egressMount, readOnly: true }] : [];
   const caMounts = egress.ca ? [{ source: egress.ca.staged, destination: caMount, readOnly: true }] : [];
-  const allMounts = orderMounts([...mounts.mounts, ...credentials.mounts, ...socketMount, ...caMounts]);
+  const allMounts = orderMounts([...mounts.mounts, ...credentials.mounts, ...socketMount, ...caMounts, ...publishMounts(publish)]);
   const passed = runtimes[request.runtime].env.filter((name) => input.env[name] !== undefined);
   // A quiet terminal: the entrypoint's own lines go to a file in the home (read into the ledger; --verbose says them after).
   const quiet: Record<string, string> = { [entrypointLogEnvName]: containerEntrypointLog };
@@ -84,7 +88,7 @@ export function composePlan(input: ComposeInput): SessionPlan {
       cpuShares: identity.limits.cpuShares,
     },
     env: [...new Set([...passed, ...Object.keys(containerEnv), sessionEnvName])],
-    command: [...relayPrefix(egress), ...containerCommand(request)],
+    command: [...publishPrefix(publish), ...relayPrefix(egress), ...containerCommand(request)],
     tty: input.tty,
     interactive: request.mode === 'run',
     // The backstop that needs none of our processes: conmon kills the container a little after
@@ -100,6 +104,7 @@ export function composePlan(input: ComposeInput): SessionPlan {
   return {
     identity,
     egress,
+    publish,
     layout,
     credentials,
     mounts,

@@ -16,6 +16,7 @@ import { checkLedgerWritable, checkStorageWritable, checkSubuids, diskCeiling } 
 import type { LaunchRequest } from './request.js';
 import { installedPaths } from '../workspace/home.js';
 import { egressPlanOf } from '../egress/broker.js';
+import { publishPlanOf } from '../egress/publish.js';
 import { recordedGitRoots } from '../workspace/record.js';
 import { readCaFile } from '../egress/ca-file.js';
 
@@ -88,7 +89,8 @@ export async function composeSession(
   const tty = request.mode === 'run' && io.stdinIsTTY && io.stdoutIsTTY;
   const ca = request.caFile ? await readCaFile(request.caFile, layout.stageDir) : undefined;
   const egress = egressPlanOf(request, layout.sessionId, identity.runId, ca);
-  const plan = composePlan({ request, egress, identity: withAccount, layout, credentials, mounts, facts, env: io.env, tty });
+  const publish = publishPlanOf(request.publish, layout.sessionId);
+  const plan = composePlan({ request, egress, publish, identity: withAccount, layout, credentials, mounts, facts, env: io.env, tty });
   return { plan, facts, stageInput, installed: installedPaths(layout.home, credentials.install) };
 }
 

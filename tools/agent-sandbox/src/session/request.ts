@@ -15,6 +15,7 @@ import { nameOfField, normalise, type Naming } from '@agent-sandbox/shared/optio
 import { LaunchRequest, LaunchRequestSchema, SessionRequestSchema, type SessionRequest } from '@agent-sandbox/shared/validators/agent-sandbox';
 import type { WorkOffer } from '@agent-sandbox/shared/schemas/workspace';
 import { parseEntry } from '@agent-sandbox/egress-proxy';
+import { publishPlanOf } from '../egress/publish.js';
 import { logDirOf, pathDefaults } from '../paths.js';
 
 export type { LaunchRequest };
@@ -43,6 +44,7 @@ export interface RequestContext {
 /** The rules across fields: the broker's flags and a namespace of the caller's exclude each other; every --allow-host entry parses. */
 function checkRules(request: LaunchRequest, given: Given, naming: Naming): void {
   for (const entry of request.allowHosts) parseEntry(entry, nameOfField(naming, 'allowHosts'));
+  publishPlanOf(request.publish, 'check');
   if (request.network !== 'none' && (request.allowHosts.length > 0 || given.fields.egress !== undefined)) {
     throw new ToolError('usage', 'bad-flag', '--network ns:... joins a namespace you made: --egress and --allow-host (the broker) do not apply to it');
   }

@@ -6,6 +6,7 @@ import t from 'tap';
 import { composePlan, parseRequest, type SessionIdentity } from '../../dist/index.js';
 import { layoutFor } from '../../dist/workspace/layout.js';
 import { egressPlanOf } from '../../dist/egress/broker.js';
+import { publishPlanOf } from '../../dist/egress/publish.js';
 
 const env = { HOME: '/home/u' };
 const parse = (flags: Record<string, unknown>, rest: string[] = []) => parseRequest('run', { runtime: 'codex', workspace: 's1', ...flags }, rest, env, []);
@@ -59,7 +60,8 @@ function compose(flags: Record<string, unknown>, rest: string[]) {
   };
   const facts = { podman: '/usr/bin/podman', cgroupMode: 'v1' as const, runtime: 'runc', rootless: false, ulimits: { nofile: 4096, nproc: 4096 }, seccompProfile: '/x/agent-sandbox.json' };
   const egress = egressPlanOf(request, 's1', '0123456789abcdef');
-  return composePlan({ request, egress, identity: identity({ limits: request.limits }), layout, credentials, mounts, facts, env: { TERM: 'xterm', SECRET: 'x' }, tty: false });
+  const publish = publishPlanOf(request.publish, 's1');
+  return composePlan({ request, egress, publish, identity: identity({ limits: request.limits }), layout, credentials, mounts, facts, env: { TERM: 'xterm', SECRET: 'x' }, tty: false });
 }
 
 t.test('the agent runs behind the egress relay, with the proxy variables and git config by name', async (t) => {
@@ -90,4 +92,19 @@ t.test('--allow-host extends the allowlist; --agent-bin names the binary run ins
   const plan = compose({ allowHost: ['registry.npmjs.org', '*.example.com:8443'], agentBin: '/bin/sh' }, ['-c', 'true']);
   t.same(plan.egress.allow.slice(-2), ['registry.npmjs.org', '*.example.com:8443']);
   t.same(plan.runPlan.command!.slice(-3), ['/bin/sh', '-c', 'true']);
+});
+
+t.test('--publish puts the publish relay in front of the egress relay, with its socket directory and bundle read-only', async (t) => {
+  const plan = compose({ publish: ['18437:8080', '3000'] }, ['exec', 'serve']);
+  t.same((plan.runPlan.command ?? []).slice(0, 8), ['node', '/usr/local/lib/agent-sandbox-publish/publish-relay.cjs', '--socket', '/run/sandbox-publish/publish.sock', '--port', '8080', '--port', '3000']);
+  t.same(plan.publish.ports, [{ hostPort: 18437, port: 8080 }, { hostPort: 3000, port: 3000 }], 'HOSTPORT is PORT when not given');
+  const published = plan.allMounts.filter((m) => m.destination.startsWith('/run/sandbox-publish') || m.destination.includes('agent-sandbox-publish'));
+  t.equal(published.length, 2);
+  t.ok(published.every((m) => m.readOnly), 'the socket directory and the relay are mounted read-only');
+});
+
+t.test('--publish refuses what is not [HOSTPORT:]PORT, a port out of range, and a host port given twice', async (t) => {
+  for (const entry of [['x'], ['0'], ['70000'], ['1:2:3'], ['8080', '8080:9090']]) {
+    t.throws(() => compose({ publish: entry }, []), { exitCode: 80, message: /--publish/ }, JSON.stringify(entry));
+  }
 });

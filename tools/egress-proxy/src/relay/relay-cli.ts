@@ -8,8 +8,7 @@
  * With a command, the relay listens first and then runs it (so the command never races the
  * listener), passes signals on, and exits with its status. Without one it runs until SIGTERM.
  */
-import { constants } from 'node:os';
-import { childProcess } from './snapshot-builtins.cjs';
+import { runChild } from './run-child.js';
 import { startRelay, type Relay } from './relay.js';
 
 export const defaultRelayPort = 3128;
@@ -72,24 +71,9 @@ export function proxyEnvironment(host: string, port: number): Record<string, str
   return env;
 }
 
-const passedSignals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGWINCH'];
-
 function runCommand(args: RelayArgs, relay: Relay): Promise<number> {
-  return new Promise((resolve) => {
-    const env = args.proxyEnv ? { ...process.env, ...proxyEnvironment(args.host, relay.port) } : process.env;
-    const child = childProcess().spawn(args.command[0]!, args.command.slice(1), { stdio: 'inherit', env });
-    const handlers = passedSignals.map((sig) => [sig, () => child.kill(sig)] as const);
-    for (const [sig, fn] of handlers) process.on(sig, fn);
-    const done = (status: number) => {
-      for (const [sig, fn] of handlers) process.off(sig, fn);
-      resolve(status);
-    };
-    child.once('error', (err) => {
-      process.stderr.write(`egress-relay: cannot run ${args.command[0]}: ${err.message}\n`);
-      done(127);
-    });
-    child.once('exit', (code, signal) => done(code ?? 128 + (signal ? constants.signals[signal] : 0)));
-  });
+  const env = args.proxyEnv ? { ...process.env, ...proxyEnvironment(args.host, relay.port) } : process.env;
+  return runChild('egress-relay', args.command, env);
 }
 
 /** The only place that touches stdio and the exit status. */

@@ -28,6 +28,9 @@ export async function kubeObjects(request: LaunchRequest, io: LaunchIo) {
   if (request.network !== 'none') {
     throw new ToolError('usage', 'bad-flag', `--network: a Pod has no podman network namespace to join; kube takes only "none", got ${JSON.stringify(request.network)}`);
   }
+  if (request.publish.length > 0) {
+    throw new ToolError('usage', 'bad-flag', '--publish: the launcher carries published ports itself; a Pod has no launcher beside it (use kubectl port-forward)');
+  }
   const { plan, stageInput } = await planSession(request, io, 'kube');
   const lock = lockWorkspace(plan.layout.lockFile, plan.layout.recordFile, plan.layout.sessionId);
   try {
