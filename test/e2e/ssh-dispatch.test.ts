@@ -1,7 +1,8 @@
 // The ssh path against a real sshd on 127.0.0.1 (started here with its own keys): a full session
 // returns the agent's exit code and writes a ledger line on both sides; NoNewPrivs does not cross
 // ssh; the dispatch key gets no shell; a request for another node is refused; a dead sshd is 81;
-// the egress flags (--ca-file, --allow-host, --egress) never cross ssh.
+// the egress flags (--ca-file, --allow-host, --egress, --publish) never cross ssh; a dispatched
+// session is listed and stopped through the node's forced command.
 import t, { type Test } from 'tap';
 import { execa } from 'execa';
 import { existsSync, readFileSync } from 'node:fs';
@@ -9,7 +10,7 @@ import { chmod, chown, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { runPodman } from '@agent-sandbox/shared/podman';
-import { binPath, repoRoot, tempDir } from '@agent-sandbox/testkit';
+import { binPath, repoRoot, tempDir, until } from '@agent-sandbox/testkit';
 import { startSshd, type SshdFixture } from './fixtures/sshd-fixture.js';
 
 const stub = path.join(repoRoot, 'tools/agent-sandbox/test/fixtures/stub-agent.sh');
@@ -83,6 +84,30 @@ t.test('a full session over real ssh returns the agent exit code and writes a le
   t.match(r.sshd.log(), /Accepted publickey for root/, 'sshd authenticated the dispatch key');
 });
 
+t.test("a dispatched session is listed and stopped through the node's forced command (ps --host, stop --host)", async (t) => {
+  const r = await remote(t, 'live');
+  const flags = r.flags.filter((f, i, all) => f !== '--agent-bin' && all[i - 1] !== '--agent-bin');
+  const running = path.join(r.sshd.nodeRoot, 'workspaces', r.id, '.running');
+  const session = launcher(r, ['run', ...flags, '--agent-bin', '/bin/sh', '--', '-c', 'touch .running; while :; do sleep 1; done']);
+  await until('the dispatched agent runs', () => existsSync(running), 90_000);
+  const ps = await launcher(r, ['ps', '--host', 'node1', '--hosts', r.registry, '--json']);
+  t.equal(ps.exitCode, 0, ps.stderr);
+  const listed = ps.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  t.match(listed, [{ workspace: r.id, runtime: 'codex' }], "the node's running session, as its receiver read it");
+  t.equal((await launcher(r, ['ps', '--root', path.join(r.dir, 'nothing-here'), '--json'])).stdout, '', 'locally (the control): no session runs here');
+  const stop = await launcher(r, ['stop', r.id, '--host', 'node1', '--hosts', r.registry, '--grace', '1', '--json']);
+  t.equal(stop.exitCode, 0, stop.stderr);
+  t.match(JSON.parse(stop.stdout), { ok: true, workspace: r.id, grace: 1, verdict: { reason: 'stopped' } }, "the node's stop document: its launcher ended it, stopped");
+  const ended = await session;
+  t.match(lines(r.ledger)[0], { reason: 'stopped', remote: { via: 'ssh', verdict: 'received' } }, "the dispatching side's line: stopped, the node's verdict received");
+  t.not(ended.exitCode, 0, `the dispatched run ended with the agent's status (${ended.exitCode})`);
+  const again = await launcher(r, ['stop', r.id, '--host', 'node1', '--hosts', r.registry]);
+  t.equal(again.exitCode, 93, `a second stop: the node's 93 carried back (${again.stderr})`);
+  t.match(again.stderr, /node1 refused: .*no session/);
+  const unknown = await launcher(r, ['ps', '--host', 'node9', '--hosts', r.registry]);
+  t.equal(unknown.exitCode, 81, `a host the registry does not name (${unknown.stderr})`);
+});
+
 t.test('under setpriv --no-new-privs locally, the remote side reports NoNewPrivs 0 and needs no re-exec', async (t) => {
   const r = await remote(t, 'nnp');
   const out = await launcher(r, ['run', ...r.flags, '--', '0', r.hostMarker], ['setpriv', '--no-new-privs']);
@@ -138,6 +163,7 @@ const localOnly: [string, string[]][] = [
   ['--ca-file', ['--ca-file', '/etc/ssl/certs/ca-certificates.crt']],
   ['--allow-host', ['--allow-host', 'example.com']],
   ['--egress none', ['--egress', 'none']],
+  ['--publish', ['--publish', '18080:8080']],
 ];
 let localOnlyRows = 0;
 for (const [label, flags] of localOnly) {
@@ -145,7 +171,7 @@ for (const [label, flags] of localOnly) {
     const r = await remote(t, `local${localOnlyRows}`);
     const out = await launcher(r, ['run', ...r.flags, ...flags, '--', '0', r.hostMarker]);
     t.equal(out.exitCode, 80, out.stderr);
-    t.match(out.stderr, /--network, --egress, --allow-host, --ca-file, --allow-expiring and --git-root apply to sessions on this machine only, not on node1/);
+    t.match(out.stderr, /--network, --egress, --allow-host, --ca-file, --publish, --allow-expiring and --git-root apply to sessions on this machine only, not on node1/);
     t.equal(r.marker(), undefined, 'nothing ran');
     t.notMatch(r.sshd.log(), /Accepted publickey/, 'ssh was never used');
     localOnlyRows++;

@@ -87,6 +87,7 @@ export const errorCodes = {
   'no-seat-role': { unreachable: '--host names a host without the agent-seat role' },
   'return-failed': { unreachable: "fetching a dispatched session's commits back from the node failed" },
   'ssh-failed': { unreachable: 'ssh failed before the remote side started' },
+  'node-answer-invalid': { unreachable: 'the node answered ps or stop with a line that is not the document asked for (checked against its schema)' },
   'unknown-host': { unreachable: '--host names no host of the registry' },
 
   // 82 image absent

@@ -82,10 +82,18 @@ export const NodeSetupOptions = Closed({
   json: Json(),
 });
 
+/** `ps` and `stop` on a node of the registry: asked over the same ssh identity as a dispatched run. */
+const OnHost = {
+  host: Type.Optional(Text('host', "the registry's host whose sessions these are (a dispatch node: asked through its forced command; --root is then the node's own)")),
+  registryFile: RegistryFile,
+  machineIdFile: MachineIdFile,
+};
+
 /** `agent-sandbox ps`: the running sessions of a root. */
 export const PsOptions = Closed({
   root: Root,
   json: Json('print one JSON object per running session (JSON lines, schema agent-sandbox.ps-line) on stdout instead of the table'),
+  ...OnHost,
 });
 
 /** `agent-sandbox stop WORKSPACE`: its launcher ends the session. */
@@ -93,6 +101,7 @@ export const StopOptions = Closed({
   grace: Type.String({ ...DurationText, flag: 'grace', default: '10s', description: "seconds between the agent's SIGTERM and the kill", expect: 'seconds, or a duration such as 30s or 2m' }),
   root: Root,
   json: Json('print the stop document (JSON) on stdout'),
+  ...OnHost,
 });
 
 /** `agent-sandbox shell WORKSPACE [-- CMD...]`: a process inside the running session. */

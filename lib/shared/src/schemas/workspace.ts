@@ -163,3 +163,19 @@ export const ReturnRequest = Closed(
   { $id: 'agent-sandbox.return-request' },
 );
 export type ReturnRequest = Static<typeof ReturnRequest>;
+
+/**
+ * The forced command's third request kind: what `ps --host` and `stop --host` ask of a node,
+ * answered from the node's own root (the running sessions' lines, or the stop document) on stdout.
+ */
+export const LiveRequest = Closed(
+  {
+    version: Type.Literal(1),
+    kind: Type.Union([Type.Literal('ps'), Type.Literal('stop')], { description: "ps: the node's running sessions (JSON lines); stop: end the session of workspaceId" }),
+    nodeMachineId: Type.String({ pattern: '^[0-9a-f]{32}$' }),
+    workspaceId: Type.Optional(WorkspaceId),
+    graceSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86400, description: "stop: seconds between the agent's SIGTERM and the kill" })),
+  },
+  { $id: 'agent-sandbox.live-request' },
+);
+export type LiveRequest = Static<typeof LiveRequest>;

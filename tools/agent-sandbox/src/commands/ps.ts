@@ -11,6 +11,8 @@ import { flagsOf, readOptions } from '@agent-sandbox/shared/options';
 import type { PsLine } from '@agent-sandbox/shared/schemas/agent-sandbox-reports';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import { PsOptions, PsOptionsSchema } from '@agent-sandbox/shared/validators/agent-sandbox-options';
+import { PsLine as PsLineCheck } from '@agent-sandbox/shared/validators/agent-sandbox-reports';
+import { askNode, chooseHost } from '../dispatch/ask-node.js';
 import { describeUptime } from '../ledger/describe.js';
 import { pathDefaults } from '../paths.js';
 import { runningSessions } from '../workspace/running.js';
@@ -29,6 +31,8 @@ export function shortSize(bytes: number): string {
   }
   return unit === '' ? String(value) : `${value < 10 ? value.toFixed(1) : Math.round(value)}${unit}`;
 }
+
+const isPsLine = (value: unknown): value is PsLine => PsLineCheck(value);
 
 const of = (now: string, limit: string | null) => (limit === null ? now : `${now}/${limit}`);
 
@@ -59,10 +63,14 @@ export function psCommand(entry: Entry): CommandSpec {
     examples: [
       ['agent-sandbox ps', 'what runs now, against its ceilings'],
       ['agent-sandbox ps --json | jq .memory', 'the same as JSON lines (schema agent-sandbox.ps-line)'],
+      ['agent-sandbox ps --host node-1', "a dispatch node's sessions, asked over its ssh identity"],
     ],
     run: async (_input, ctx) => {
-      const { root, json } = readOptions(PsOptions, PsOptionsSchema, ctx.options, { root: pathDefaults(ctx.env).root });
-      const sessions = runningSessions(root).map((running) => sessionNow(running));
+      const paths = pathDefaults(ctx.env);
+      const options = readOptions(PsOptions, PsOptionsSchema, ctx.options, { root: paths.root, registryFile: paths.registryFile });
+      const { root, json } = options;
+      const remote = options.host ? await chooseHost({ host: options.host, registryFile: options.registryFile, registryExplicit: ctx.options['hosts'] !== undefined, machineIdFile: options.machineIdFile }) : undefined;
+      const sessions = remote && !remote.local ? await askNode(remote.host, { kind: 'ps' }, isPsLine) : runningSessions(root).map((running) => sessionNow(running));
       if (json) entry.writeStdout(sessions.map((s) => `${JSON.stringify(s)}\n`).join(''));
       else if (sessions.length === 0) ctx.log(`agent-sandbox: no session runs in ${forTerminal(root)}`);
       else entry.writeStdout(formatPs(sessions).map((row) => `${row}\n`).join(''));

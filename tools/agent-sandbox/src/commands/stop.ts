@@ -10,7 +10,19 @@ import { flagsOf, readOptions } from '@agent-sandbox/shared/options';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import { StopOptions, StopOptionsSchema } from '@agent-sandbox/shared/validators/agent-sandbox-options';
 import { pathDefaults } from '../paths.js';
+import type { HostEntry } from '@agent-sandbox/shared/schemas/agent-sandbox-hosts';
+import type { StopOutput } from '@agent-sandbox/shared/schemas/agent-sandbox-reports';
+import { StopOutput as StopOutputCheck } from '@agent-sandbox/shared/validators/agent-sandbox-reports';
+import { askNode, chooseHost } from '../dispatch/ask-node.js';
 import { stopSession } from '../session/stop-session.js';
+
+/** A dispatched session's stop: its node's receiver stops it as a local stop would, and says how it ended. */
+async function stopOnNode(host: HostEntry, workspace: string, grace: number, log: (line: string) => void): Promise<StopOutput> {
+  log(`agent-sandbox: asking ${forTerminal(host.name)} to stop session ${forTerminal(workspace)} (SIGTERM to the agent, the kill after ${grace}s)`);
+  const [doc] = await askNode(host, { kind: 'stop', workspaceId: workspace, graceSeconds: grace }, (value): value is StopOutput => StopOutputCheck(value));
+  if (!doc) throw new ToolError('unreachable', 'node-answer-invalid', `${host.name} answered stop with nothing`);
+  return doc;
+}
 
 export function stopCommand(): CommandSpec {
   return {
@@ -21,11 +33,16 @@ export function stopCommand(): CommandSpec {
     examples: [
       ['agent-sandbox stop fix-1', 'stop the session of workspace fix-1 (SIGTERM, then the kill after 10 s)'],
       ['agent-sandbox stop fix-1 --grace 60', 'give the agent a minute to finish'],
+      ['agent-sandbox stop fix-1 --host node-1', 'the same for a session dispatched to node-1 (over its ssh identity)'],
     ],
     run: async (_input, ctx) => {
-      const { root, grace, json } = readOptions(StopOptions, StopOptionsSchema, ctx.options, { root: pathDefaults(ctx.env).root });
-      if (ctx.rest.length !== 1) throw new ToolError('usage', 'bad-flag', `stop: expected one WORKSPACE, got ${JSON.stringify(ctx.rest)} (stop WORKSPACE [--grace S])`);
-      const doc = await stopSession({ root, workspace: ctx.rest[0]!, grace: parseDuration('--grace', grace), log: ctx.log });
+      const paths = pathDefaults(ctx.env);
+      const options = readOptions(StopOptions, StopOptionsSchema, ctx.options, { root: paths.root, registryFile: paths.registryFile });
+      if (ctx.rest.length !== 1) throw new ToolError('usage', 'bad-flag', `stop: expected one WORKSPACE, got ${JSON.stringify(ctx.rest)} (stop WORKSPACE [--grace S] [--host NAME])`);
+      const [workspace, grace] = [ctx.rest[0]!, parseDuration('--grace', options.grace)];
+      const remote = options.host ? await chooseHost({ host: options.host, registryFile: options.registryFile, registryExplicit: ctx.options['hosts'] !== undefined, machineIdFile: options.machineIdFile }) : undefined;
+      const doc = remote && !remote.local ? await stopOnNode(remote.host, workspace, grace, ctx.log) : await stopSession({ root: options.root, workspace, grace, log: ctx.log });
+      const { json } = options;
       const v = doc.verdict;
       ctx.log(`agent-sandbox: session ${forTerminal(doc.workspace)} ${v ? `ended: exit ${v.exitCode}, ${forTerminal(v.reason)}` : 'ended (its ledger line could not be read)'}`);
       return json ? { output: doc } : {};

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { HostEntry, HostSsh } from '@agent-sandbox/shared/schemas/agent-sandbox-hosts';
 import type { SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
-import type { ReturnRequest } from '@agent-sandbox/shared/schemas/workspace';
+import type { LiveRequest, ReturnRequest } from '@agent-sandbox/shared/schemas/workspace';
 import { ToolError } from '@agent-sandbox/shared';
 import { receiverRefusedTag } from './node-answer.js';
 
@@ -137,11 +137,16 @@ export async function dispatchOverSsh(
 }
 
 /**
- * The second request kind: asks the node for the bundle a session left and writes ssh's stdout
- * to `file`, at most `maxBytes` (ssh is stopped past that). Returns ssh's exit status and the
- * receiver's last stderr lines.
+ * One request of the forced command's other kinds (return, ps, stop): the request on stdin, ssh's
+ * stdout handed to `sink` up to `maxBytes` (ssh is stopped past that). Returns ssh's exit status,
+ * the bytes read, the receiver's last stderr lines and its tagged refusal, when it said one.
  */
-export async function fetchOverSsh(host: HostEntry, request: ReturnRequest, file: string, maxBytes: number): Promise<{ exitCode: number; bytes: number; stderrTail: string }> {
+export async function requestOverSsh(
+  host: HostEntry,
+  request: ReturnRequest | LiveRequest,
+  sink: (chunk: Buffer) => void,
+  maxBytes: number,
+): Promise<{ exitCode: number; bytes: number; stderrTail: string; refusal?: Record<string, unknown> }> {
   if (!host.ssh) throw new ToolError('internal', 'no-ssh-entry', `host ${host.name} has no ssh entry`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sandbox-ssh-'));
   try {
@@ -150,18 +155,31 @@ export async function fetchOverSsh(host: HostEntry, request: ReturnRequest, file
     const [bin, ...args] = buildSshArgv(host.ssh, knownHosts);
     const { execa } = await import('execa');
     const child = execa(bin!, args, { input: `${JSON.stringify(request)}\n`, stdout: 'pipe', stderr: 'pipe', reject: false, buffer: { stdout: false }, shell: false });
-    const out = createWriteStream(file, { mode: 0o600 });
     let bytes = 0;
     child.stdout?.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
       if (bytes > maxBytes) child.kill('SIGTERM');
-      else out.write(chunk);
+      else sink(chunk);
     });
     const result = await child;
-    await new Promise<void>((resolve) => out.end(resolve));
     const exitCode = typeof result.exitCode === 'number' ? result.exitCode : 255;
-    return { exitCode: bytes > maxBytes ? 255 : exitCode, bytes, stderrTail: String(result.stderr ?? '').trim().split('\n').slice(-3).join(' | ') };
+    const lines = String(result.stderr ?? '').trim().split('\n');
+    const tagged = lines.find((l) => l.startsWith(receiverRefusedTag));
+    const refusal = tagged ? taggedObject(tagged, receiverRefusedTag) : undefined;
+    const tail = lines.filter((l) => !l.startsWith(receiverRefusedTag)).slice(-3).join(' | ');
+    return { exitCode: bytes > maxBytes ? 255 : exitCode, bytes, stderrTail: tail, ...(refusal ? { refusal } : {}) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The second request kind: the bundle a session left, written to `file` (at most `maxBytes`). */
+export async function fetchOverSsh(host: HostEntry, request: ReturnRequest, file: string, maxBytes: number): Promise<{ exitCode: number; bytes: number; stderrTail: string }> {
+  const out = createWriteStream(file, { mode: 0o600 });
+  try {
+    const { exitCode, bytes, stderrTail } = await requestOverSsh(host, request, (chunk) => out.write(chunk), maxBytes);
+    return { exitCode, bytes, stderrTail };
+  } finally {
+    await new Promise<void>((resolve) => out.end(resolve));
   }
 }

@@ -1,8 +1,9 @@
 /**
  * The node side of ssh dispatch: `agent-sandbox receive`, installed as the forced command of
  * the dispatch key (authorized_keys: `restrict,command="agent-sandbox receive ..."`). The key
- * can do two things: hand a session request to the same forward path as a local `run`, and
- * fetch the commits a session it ran added (`{"kind":"return",...}`, serve-return.ts). What
+ * can do three things: hand a session request to the same forward path as a local `run`, fetch
+ * the commits a session it ran added (`{"kind":"return",...}`, serve-return.ts), and list or
+ * stop the node's running sessions (`{"kind":"ps"|"stop",...}`, serve-live.ts). What
  * the client asked to execute (SSH_ORIGINAL_COMMAND) is ignored. A request naming another
  * node's machine-id is refused (90).
  *
@@ -13,7 +14,7 @@
  */
 import { ToolError, isToolError, parseJsonDocument, validateDocument } from '@agent-sandbox/shared';
 import { SessionRequest, type LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
-import { ReturnRequest, type WorkTransfer } from '@agent-sandbox/shared/validators/workspace';
+import { LiveRequest, ReturnRequest, type WorkTransfer } from '@agent-sandbox/shared/validators/workspace';
 import { guardPath } from '@agent-sandbox/path-guard';
 import { hostName, readMachineId } from '../../dispatch/hosts.js';
 import { launch, refuseRequest } from '../../launch.js';
@@ -23,6 +24,7 @@ import { makeProgress } from '../../session/progress.js';
 import { requestOfSession } from '../../session/request.js';
 import { acceptWork, collectWork, type AcceptedWork, type ByteSource } from '../../dispatch/receive-work.js';
 import { serveReturn } from '../../dispatch/serve-return.js';
+import { serveLive } from '../../dispatch/serve-live.js';
 import type { HeldLock } from '@agent-sandbox/shared/flock';
 import { lockWorkspace } from '../../workspace/lock.js';
 import { receiverStartedTag, receiverVerdictTag } from '../../dispatch/ssh.js';
@@ -48,10 +50,11 @@ export interface Channel extends ByteSource {
 }
 
 /** Parses and checks a request; refusals before acceptance are 80 (malformed) or 90 (wrong node). */
-export function acceptRequest(text: string, machineId: string): SessionRequest | ReturnRequest {
+export function acceptRequest(text: string, machineId: string): SessionRequest | ReturnRequest | LiveRequest {
   const doc = parseJsonDocument(text, 'request');
-  const isReturn = typeof doc === 'object' && doc !== null && (doc as { kind?: unknown }).kind === 'return';
-  const request = isReturn ? validateDocument(ReturnRequest, doc, 'request') : validateDocument(SessionRequest, doc, 'request');
+  const kind = typeof doc === 'object' && doc !== null ? (doc as { kind?: unknown }).kind : undefined;
+  const request =
+    kind === 'return' ? validateDocument(ReturnRequest, doc, 'request') : kind === 'ps' || kind === 'stop' ? validateDocument(LiveRequest, doc, 'request') : validateDocument(SessionRequest, doc, 'request');
   if (request.nodeMachineId !== machineId) {
     throw new ToolError('policy', 'wrong-node', `request is meant for node ${request.nodeMachineId}, this node is ${machineId}; refused`);
   }
@@ -86,10 +89,13 @@ async function takeWork(channel: Channel, request: SessionRequest, config: Recei
   }
 }
 
+const isLive = (request: { kind?: string }): request is LiveRequest => request.kind === 'ps' || request.kind === 'stop';
+
 async function receiveOn(channel: Channel, config: ReceiverConfig, io: LaunchIo): Promise<number> {
   const machineId = readMachineId(config.machineIdFile);
   const request = acceptRequest(await channel.firstLine(), machineId);
   if (request.kind === 'return') return await serveReturn(request, config.root, config.stdout());
+  if (isLive(request)) return await serveLive(request, config.root, config.stdout(), io.log);
   io.log(`${receiverStartedTag}${request.workspaceId}`);
   const host = hostName();
   const launchRequest = requestOfSession(request, { root: config.root, ledgerFile: config.ledgerFile, machineIdFile: config.machineIdFile, env: io.env });

@@ -1,0 +1,32 @@
+/**
+ * The forced command's third request kind (`{"kind":"ps"}` and `{"kind":"stop",...}`): a node
+ * answers `ps --host` and `stop --host` from its own root with the same cores as the local
+ * commands, so a dispatched session is listed and stopped through the ssh identity that
+ * started it. The answer goes on stdout (ps: one JSON line per session; stop: the stop
+ * document); a refusal (93 when no session of that workspace runs) is the receiver's tagged line.
+ */
+import { guardPath } from '@agent-sandbox/path-guard';
+import { ToolError } from '@agent-sandbox/shared';
+import type { LiveRequest } from '@agent-sandbox/shared/schemas/workspace';
+import { stopSession } from '../session/stop-session.js';
+import { runningSessions } from '../workspace/running.js';
+import { sessionNow } from '../workspace/session-now.js';
+
+/** What `stop` grants the agent when the request says nothing: the same default as the local flag's. */
+export const defaultGraceSeconds = 10;
+
+function write(stdout: NodeJS.WritableStream, text: string): Promise<void> {
+  return new Promise((resolve, reject) => stdout.write(text, (err) => (err ? reject(err) : resolve())));
+}
+
+export async function serveLive(request: LiveRequest, root: string, stdout: NodeJS.WritableStream, log: (line: string) => void): Promise<number> {
+  const realRoot = (await guardPath({ path: root, root, kind: 'directory' })).resolved;
+  if (request.kind === 'ps') {
+    await write(stdout, runningSessions(realRoot).map((running) => `${JSON.stringify(sessionNow(running))}\n`).join(''));
+    return 0;
+  }
+  if (!request.workspaceId) throw new ToolError('usage', 'bad-flag', 'a stop request names no workspaceId');
+  const doc = await stopSession({ root: realRoot, workspace: request.workspaceId, grace: request.graceSeconds ?? defaultGraceSeconds, log });
+  await write(stdout, `${JSON.stringify(doc)}\n`);
+  return 0;
+}
