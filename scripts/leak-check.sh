@@ -27,6 +27,11 @@ done
 if [ "$(id -u)" = 0 ]; then owner_dir=/run/agent-sandbox/owners; else owner_dir=${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/agent-sandbox/owners; fi
 owners=$(find "$owner_dir" -mindepth 1 -maxdepth 1 2>/dev/null)
 [ -z "$owners" ] || report "session owner records left: $(echo "$owners" | tr '\n' ' ')"
+# The per-id names beside the owners: the broker's and the published ports' sockets, the ids' locks.
+for kind in egress publish ids; do
+  left=$(find "$(dirname "$owner_dir")/$kind" -mindepth 1 -maxdepth 1 2>/dev/null)
+  [ -z "$left" ] || report "session $kind entries left: $(echo "$left" | tr '\n' ' ')"
+done
 # A session's sentinel (tools/agent-sandbox/src/recovery/sentinel.ts) outlives nothing but its launcher.
 # shellcheck disable=SC2016 # the pattern is the literal script, $line included
 sentinels=$(pgrep -f 'IFS= read -r line; \[ "\$line" = released \]' 2>/dev/null || true)
@@ -35,4 +40,4 @@ if [ "$problems" -gt 0 ]; then
   echo "leak-check: $problems kind(s) of leftovers: a test or a run did not clean up" >&2
   exit 1
 fi
-echo "leak-check: no containers, pods, network namespaces, session cgroups, owner records or sentinels left" >&2
+echo "leak-check: no containers, pods, network namespaces, session cgroups, owner records, socket directories, id locks or sentinels left" >&2

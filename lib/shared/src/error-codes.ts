@@ -265,6 +265,7 @@ export const errorCodes = {
 
   // 92 busy
   'workspace-busy': { busy: 'another session holds the workspace (the message names who, since when, which container)' },
+  'id-busy': { busy: 'a session of the same workspace id runs from another root on this host (its container, cgroup and socket names are the id\'s)' },
 
   // 93 no session running
   'no-running-session': { notRunning: 'stop or shell named a workspace in which no session runs now' },

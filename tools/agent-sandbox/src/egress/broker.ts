@@ -16,6 +16,7 @@ import type { EgressProxyConfig, EgressSummary } from '@agent-sandbox/shared/sch
 import { describeBounded } from '@agent-sandbox/shared/bounded-list';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import type { CaTrust } from './ca-file.js';
+import { runtimeDir } from '../workspace/layout.js';
 
 /** Inside the container. */
 export const egressMount = '/run/sandbox-egress';
@@ -36,8 +37,7 @@ export interface EgressPlan {
 
 /** Where the socket lives: the runtime directory (short paths: a unix socket path has 107 bytes). */
 export function egressSocketDir(sessionId: string, euid = process.geteuid?.() ?? 0): string {
-  const runtime = euid === 0 ? '/run' : `/run/user/${euid}`;
-  return path.join(runtime, 'agent-sandbox', 'egress', sessionId);
+  return path.join(runtimeDir(euid), 'agent-sandbox', 'egress', sessionId);
 }
 
 export function egressPlanOf(

@@ -1,5 +1,6 @@
 /**
- * Holding a workspace for one session (step 6 of launch.ts): its lock, its record and its
+ * Holding a workspace for one session (step 6 of launch.ts): its lock, the host-wide lock of
+ * its id (another root's workspace of the same id shares its host names), its record and its
  * sentinel, taken in that order once the host's checks passed and before anything is created,
  * and given back after the session's ledger line is written. From the record on, a launcher
  * that dies in any way leaves what its sentinel, or the next launcher start, needs to remove
@@ -10,7 +11,7 @@
 import { rmSync } from 'node:fs';
 import type { HeldLock } from '@agent-sandbox/shared/flock';
 import type { SessionLayout } from '../workspace/layout.js';
-import { lockWorkspace, writeRecord } from '../workspace/lock.js';
+import { lockSessionId, lockWorkspace, writeRecord } from '../workspace/lock.js';
 import type { SessionRecord } from '../workspace/session-record.js';
 import { startSentinel } from './sentinel.js';
 
@@ -25,6 +26,7 @@ export interface Hold {
 /** Takes the workspace (92 when a session holds it) and writes the record; the sentinel watches from here on. */
 export function holdWorkspace(layout: SessionLayout, record: SessionRecord, heldByCaller?: HeldLock): Hold {
   const lock = heldByCaller ?? lockWorkspace(layout.lockFile, layout.recordFile, layout.sessionId);
+  let idLock: HeldLock | undefined;
   let sentinel: ReturnType<typeof startSentinel> | undefined;
   let released = false;
   const release = () => {
@@ -32,11 +34,13 @@ export function holdWorkspace(layout: SessionLayout, record: SessionRecord, held
     released = true;
     rmSync(layout.recordFile, { force: true });
     sentinel?.release();
+    idLock?.release();
     if (!heldByCaller) lock.release();
   };
   try {
+    idLock = lockSessionId(layout.sessionId, layout.root);
     writeRecord(layout.recordFile, record);
-    sentinel = startSentinel(layout.recordFile, layout.root, lock);
+    sentinel = startSentinel(layout.recordFile, layout.root, lock, idLock);
   } catch (err) {
     release();
     throw err;

@@ -6,7 +6,8 @@
  * It is a shell blocked reading a pipe whose only writer is the launcher: when the launcher
  * ends the session it writes "released" and the shell exits; when the launcher dies the
  * kernel closes the pipe, `read` returns at end of file, and the shell execs the cleanup
- * (sentinel-main.js) with the session's lock, which it inherited on fd 3, still held. Waiting
+ * (sentinel-main.js) with the session's lock, which it inherited on fd 3, and its id's on fd 4,
+ * still held. Waiting
  * costs a shell (about a megabyte), not a node process, per session.
  */
 import path from 'node:path';
@@ -24,10 +25,10 @@ export interface Sentinel {
 
 const waitThenClean = 'IFS= read -r line; [ "$line" = released ] && exit 0; exec "$0" "$@"';
 
-export function startSentinel(recordFile: string, root: string, lock: HeldLock): Sentinel {
+export function startSentinel(recordFile: string, root: string, lock: HeldLock, idLock: HeldLock): Sentinel {
   const child = spawn('/bin/sh', ['-c', waitThenClean, process.execPath, path.join(distDir(), 'sentinel-main.js'), recordFile, root], {
     detached: true,
-    stdio: ['pipe', 'ignore', 'ignore', lock.fd],
+    stdio: ['pipe', 'ignore', 'ignore', lock.fd, idLock.fd],
     env: { PATH: systemPath, ...(process.env['HOME'] ? { HOME: process.env['HOME'] } : {}) },
     cwd: '/',
   });

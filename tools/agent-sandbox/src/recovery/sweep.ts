@@ -20,7 +20,7 @@ import type { GitReturn } from '@agent-sandbox/shared/schemas/mount-plan';
 import { describeGitReturn, gitReturnOf } from '../git/audit.js';
 import { sweepGitLeftovers } from './store-sweep.js';
 import { heldLock, isLockHeld, tryLock, type HeldLock } from '@agent-sandbox/shared/flock';
-import { readRecord } from '../workspace/lock.js';
+import { readRecord, tryLockSessionId } from '../workspace/lock.js';
 import type { SessionRecord } from '../workspace/session-record.js';
 import { sessionsDir } from '../workspace/layout.js';
 import { rotatedLedger } from '../ledger/rotate.js';
@@ -96,14 +96,23 @@ function finishStore(root: string, sessionId: string, by: string, log: (line: st
   }
 }
 
-/** Cleans up one dead session whose lock the caller holds, then releases the lock. */
-export async function sweepRecord(record: SessionRecord, root: string, lock: HeldLock, cause: string, log: (line: string) => void): Promise<void> {
+/**
+ * Cleans up one dead session whose lock the caller holds, then releases the lock. What is named
+ * by the id alone (the container, the broker's directory) is removed only with the id's lock:
+ * while another root's session of the same id runs, they are that session's.
+ */
+export async function sweepRecord(record: SessionRecord, root: string, lock: HeldLock, cause: string, log: (line: string) => void, heldIdLock?: HeldLock): Promise<void> {
+  const idLock = heldIdLock ?? tryLockSessionId(record.sessionId);
   try {
-    await removeContainer(record).catch((err: Error) => log(`agent-sandbox: could not remove container ${record.containerName}: ${err.message}`));
+    if (idLock) await removeContainer(record).catch((err: Error) => log(`agent-sandbox: could not remove container ${record.containerName}: ${err.message}`));
+    else log(`agent-sandbox: session ${record.sessionId}'s id is in use by a session of another root: its container and sockets are left to that session`);
     const gitReturn = finishStore(root, record.sessionId, cause, log);
     const planted = removeSessionFiles(record, log);
     if (record.cidfile && /\/agent-sandbox-[^/]+\.cid$/.test(record.cidfile)) rmSync(record.cidfile, { force: true });
-    if (record.egressDir && /\/agent-sandbox\/egress\/[^/]+$/.test(record.egressDir)) rmSync(record.egressDir, { recursive: true, force: true });
+    if (idLock && record.egressDir && /\/agent-sandbox\/egress\/[^/]+$/.test(record.egressDir)) {
+      // The published ports' socket directory is the broker's sibling (egress/publish.ts).
+      for (const dir of [record.egressDir, path.join(path.dirname(record.egressDir), '..', 'publish', record.sessionId)]) rmSync(dir, { recursive: true, force: true });
+    }
     try {
       sweepStaleParents({});
     } catch {
@@ -136,6 +145,7 @@ export async function sweepRecord(record: SessionRecord, root: string, lock: Hel
     }
     rmSync(path.join(sessionsDir(root), `${record.sessionId}.json`), { force: true });
   } finally {
+    idLock?.release();
     lock.release();
   }
 }

@@ -7,6 +7,7 @@
  * path-guard's core after realpath.
  */
 import { existsSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
 import { containerNameFor } from '@agent-sandbox/shared/container-layout';
@@ -33,6 +34,18 @@ export function checkWorkspaceId(id: string): string {
     throw new ToolError('unsafePath', 'bad-workspace-id', `workspace id ${JSON.stringify(id)} must be 1-64 characters of [A-Za-z0-9._-], not starting with . or -`);
   }
   return id;
+}
+
+/**
+ * This user's runtime directory on this host, where per-id names live that every root shares
+ * (the broker's socket, the published ports' socket, the id's lock): /run for root,
+ * /run/user/<uid> for a user with a login session, else a directory of their own under the
+ * temp dir (made 0700 by whoever needs it first).
+ */
+export function runtimeDir(euid = process.geteuid?.() ?? 0): string {
+  if (euid === 0) return '/run';
+  const user = `/run/user/${euid}`;
+  return existsSync(user) ? user : path.join(os.tmpdir(), `agent-sandbox-${euid}`);
 }
 
 /** The directory of session locks and records in a root. */

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
 import { tryLock, type HeldLock } from '@agent-sandbox/shared/flock';
 import type { SessionRecord } from './session-record.js';
+import { runtimeDir } from './layout.js';
 
 /** The sessions directory: a real directory owned by us, never a link a session could plant. */
 export function ensureSessionsDir(dir: string): void {
@@ -91,4 +92,42 @@ export function lockWorkspace(lockFile: string, recordFile: string, sessionId: s
   if (!lock) throw busyError(sessionId, readRecord(recordFile), readHolder(lockFile));
   noteHolder(lock, { pid: process.pid, user: os.userInfo().username, host: os.hostname(), since: new Date().toISOString(), purpose });
   return lock;
+}
+
+/**
+ * The host-wide lock of a session id (issue 32, finding 9): the container's name, the parent
+ * cgroup, the broker's and the published ports' socket directories are named by the id alone,
+ * so two roots with a workspace of the same id must not run sessions at once. Held beside the
+ * workspace's lock for the whole session (and by its sentinel), in this user's runtime directory.
+ */
+export function idLockFile(sessionId: string): string {
+  return path.join(runtimeDir(), 'agent-sandbox', 'ids', `${sessionId}.lock`);
+}
+
+/** Takes the id's lock or refuses (92, id-busy) naming the root whose session holds it. */
+export function lockSessionId(sessionId: string, root: string): HeldLock {
+  const file = idLockFile(sessionId);
+  try {
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new ToolError('startFailed', 'lock-failed', `cannot make ${path.dirname(file)} for the session id's lock (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  const lock = tryLock(file);
+  if (!lock) {
+    const holder = readHolder(file);
+    const who = holder ? `a session from ${holder.purpose} (launcher pid ${holder.pid}, since ${holder.since})` : 'a session of another root (just starting)';
+    throw new ToolError('busy', 'id-busy', `workspace id ${sessionId} is in use on this host by ${who}: container, cgroup and socket names are the id's, so it cannot run from ${root} at the same time; wait for it to end, or use another id`, { sessionId });
+  }
+  noteHolder(lock, { pid: process.pid, user: os.userInfo().username, host: os.hostname(), since: new Date().toISOString(), purpose: `root ${root}` });
+  return lock;
+}
+
+/** The id's lock if it is free (a sweep's: the sentinel passes the one it inherited); undefined while a session of the id runs. */
+export function tryLockSessionId(sessionId: string): HeldLock | undefined {
+  try {
+    mkdirSync(path.dirname(idLockFile(sessionId)), { recursive: true, mode: 0o700 });
+    return tryLock(idLockFile(sessionId));
+  } catch {
+    return undefined;
+  }
 }
