@@ -173,12 +173,15 @@ export async function runSession(plan: SessionPlan, acquired: Acquired, facts: R
     sampled,
     ...(outcome.interrupted ? { interrupted: outcome.interrupted } : {}),
   });
+  // A session that passed --disk and exited before a walk caught it (the last walk, after the
+  // container, did) ended over its ceiling all the same: that is its reason.
+  const overDisk = disk.exceeded && !outcome.stopped ? 'disk-limit' : undefined;
   const stopped = outcome.stopped ?? outcome.interrupted;
   return {
     exitCode: outcome.exitCode,
     startedAt: outcome.startedAt,
     endedAt: outcome.endedAt,
-    reason: outcome.stopped ?? attribution.reason,
+    reason: outcome.stopped ?? overDisk ?? attribution.reason,
     attribution,
     disk,
     ...(stopped ? { stopped } : {}),

@@ -132,6 +132,24 @@ const rows: Row[] = [
       t.equal(line.evidence.disk.mechanism, 'watchdog');
     },
   },
+  {
+    // Issue 32, finding 8: hard links cost no inode and no byte, so only a walk's count of names
+    // sees them. The control is the world's: `find` counts each link, `du --inodes` and statfs do not.
+    claim: 'hard links past the file ceiling, made by a session that exits at once, end it disk-limit: names are counted, not inodes',
+    label: 'links',
+    flags: ['--disk', '64m'],
+    script: `cd /sandbox/workspaces/$AGENT_SANDBOX_SESSION && node -e "const fs = require('fs'); fs.writeFileSync('f', ''); fs.mkdirSync('l'); for (let i = 0; i < 6000; i++) fs.linkSync('f', 'l/' + i)"`,
+    exitCode: [0, 137],
+    reason: 'disk-limit',
+    check: async (t, line, _ms, fx) => {
+      t.match(line.evidence.disk, { exceeded: 'files', limitFiles: 4096 }, 'the ceiling passed is the names one: one per 16 KiB of 64m');
+      t.ok(line.evidence.disk.writtenFiles > 4096, `the names written: ${line.evidence.disk.writtenFiles}`);
+      if (existsSync(path.join(fx.workspace, 'l'))) {
+        const inodes = Number(String((await execa('du', ['--inodes', '-s', path.join(fx.workspace, 'l')])).stdout).split('\t')[0]);
+        t.ok(inodes < 10, `the control: du --inodes sees ${inodes} inodes in the links' directory`);
+      }
+    },
+  },
 ];
 
 let ran = 0;
