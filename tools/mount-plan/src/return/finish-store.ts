@@ -128,7 +128,7 @@ function finishFrom(dir: string, manifest: StoreManifest, options: FinishOptions
   const { keep: keepWhy, ...outcome } = importMoved(manifest, manifest.branch ? after.refs.get(manifest.branch) : undefined);
   const kept = keepWhy ? keep(keepWhy, outcome.sideRef) : undefined;
   const worktree = returnWorktreeFiles(manifest, outcome);
-  const dropped = droppedRefs(before, after.refs, manifest.branch);
+  const dropped = droppedRefs(before, after.refs, manifest.branch, after.packedUnread);
   const truncated = after.truncated ? ' (the store held more refs than were read)' : '';
   return {
     absent: false,

@@ -9,7 +9,7 @@
  */
 import { readlinkSync } from 'node:fs';
 import { fsPath, readdirTyped, type NamedEntry } from '@agent-sandbox/shared/byte-names';
-import { clip, readPlainBounded } from './bounded-read.js';
+import { clip, readFileWithin, readPlainBounded } from './bounded-read.js';
 import { walkBeneath } from '@agent-sandbox/shared/beneath';
 import { boundedList, type Bounded } from '@agent-sandbox/shared/bounded-list';
 import { runGit, type GitPlace } from '@agent-sandbox/shared/git-run';
@@ -69,6 +69,8 @@ export interface StoreRefs {
   refs: Map<string, string>;
   /** The walk stopped at its bound: some loose refs were not read. */
   truncated: boolean;
+  /** packed-refs is there but was not read (a FIFO, a link, larger than read): the refs it held are unknown, not deleted. */
+  packedUnread?: string;
 }
 
 /** packed-refs is read up to this size (about 3 million refs). */
@@ -77,8 +79,9 @@ const maxPackedBytes = 256 << 20;
 /** Every ref of a store's git dir (packed, then loose overriding), per-worktree refs aside. */
 export function readStoreRefs(gitDir: string, maxEntries = 2_000_000): StoreRefs {
   const refs = new Map<string, string>();
-  const packed = readPlainBounded(`${gitDir}/packed-refs`, maxPackedBytes);
-  if (packed) parsePackedRefs(packed.toString('latin1'), refs);
+  const packed = readFileWithin(`${gitDir}/packed-refs`, maxPackedBytes);
+  if (packed.kind === 'file') parsePackedRefs(packed.data.toString('latin1'), refs);
+  const packedUnread = packed.kind === 'other' ? packed.what : packed.kind === 'larger' ? `a file of ${packed.size} bytes (over ${maxPackedBytes}, not read)` : undefined;
   let visited = 0;
   // refs/ itself must be a directory, not a link the session put there (readdir would follow it).
   const pending = walkBeneath(gitDir, `${gitDir}/refs`).stats?.isDirectory() ? ['refs'] : [];
@@ -86,7 +89,7 @@ export function readStoreRefs(gitDir: string, maxEntries = 2_000_000): StoreRefs
     const rel = pending.pop()!;
     const entries = listDir(`${gitDir}/${rel}`);
     visited += entries.length;
-    if (visited > maxEntries) return { refs, truncated: true };
+    if (visited > maxEntries) return { refs, truncated: true, ...(packedUnread ? { packedUnread } : {}) };
     for (const entry of entries) {
       const name = `${rel}/${entry.name}`;
       if (entry.type.isDirectory()) pending.push(name);
@@ -98,21 +101,26 @@ export function readStoreRefs(gitDir: string, maxEntries = 2_000_000): StoreRefs
       } else if (entry.type.isFile()) {
         const data = readPlainBounded(`${gitDir}/${name}`, 4096);
         if (data) refs.set(name, parseLooseRef(data.toString('latin1')));
+      } else {
+        // A FIFO, socket or device where a ref was: named as what it is, never opened.
+        refs.set(name, `invalid: ${entry.type.isFIFO() ? 'a FIFO' : entry.type.isSocket() ? 'a socket' : 'a device node'}`);
       }
     }
   }
-  return { refs, truncated: false };
+  return { refs, truncated: false, ...(packedUnread ? { packedUnread } : {}) };
 }
 
 /** Every ref that differs between the snapshot and the store, `except` the session's branch: 20 named (sorted), then a count. */
-export function droppedRefs(before: Map<string, string>, after: Map<string, string>, except: string | null): Bounded<RefChange> {
+export function droppedRefs(before: Map<string, string>, after: Map<string, string>, except: string | null, packedUnread?: string): Bounded<RefChange> {
   const names: string[] = [];
   for (const [name, value] of after) if (name !== except && before.get(name) !== value) names.push(name);
   for (const name of before.keys()) if (name !== except && !after.has(name)) names.push(name);
   names.sort();
   const bounded = boundedList(names, 20);
+  // A ref missing after is deleted only when packed-refs could be read: else what it names is unknown.
+  const now = (name: string) => after.get(name) ?? (packedUnread ? `unknown: packed-refs is ${packedUnread}` : undefined);
   return {
-    named: bounded.named.map((name) => ({ name: clip(name), old: clipOrNull(before.get(name)), new: clipOrNull(after.get(name)) })),
+    named: bounded.named.map((name) => ({ name: clip(name), old: clipOrNull(before.get(name)), new: clipOrNull(now(name)) })),
     others: bounded.others,
   };
 }

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { tempDir } from '@agent-sandbox/testkit';
-import { diffNestedGit, readStoreRefs, scanNestedGit } from '../../dist/index.js';
+import { diffNestedGit, droppedRefs, readStoreRefs, scanNestedGit } from '../../dist/index.js';
 
 const join = (...parts: Array<string | Buffer>) => Buffer.concat(parts.map((p, i) => Buffer.concat([i > 0 ? Buffer.from('/') : Buffer.alloc(0), Buffer.from(p)])));
 const oid = 'a'.repeat(40);
@@ -42,7 +42,21 @@ t.test('a ref named with bytes that are not UTF-8 is read from a session\'s stor
   const started = Date.now();
   const snap = readStoreRefs(common);
   t.ok(Date.now() - started < 5000, 'the read returns at once');
-  t.same(Object.fromEntries(snap.refs), { 'refs/heads/main': oid, 'refs/heads/b\udcff\x1b': oid }, 'the FIFO is no ref; the other name is kept byte for byte');
+  t.same(Object.fromEntries(snap.refs), { 'refs/heads/main': oid, 'refs/heads/b\udcff\x1b': oid, 'refs/heads/fifo': 'invalid: a FIFO' }, 'the FIFO is named as what it is, never opened; the other name is kept byte for byte');
+});
+
+t.test('a FIFO at packed-refs leaves the refs it held unknown, not reported deleted', async (t) => {
+  const common = await tempDir(t, 'audit-packed-fifo-');
+  mkdirSync(path.join(common, 'refs', 'heads'), { recursive: true });
+  execFileSync('mkfifo', [path.join(common, 'packed-refs')]);
+  const before = new Map([['refs/heads/main', oid], ['refs/tags/v1', oid]]);
+  const started = Date.now();
+  const after = readStoreRefs(common);
+  t.ok(Date.now() - started < 5000, 'the read returns at once');
+  t.equal(after.packedUnread, 'a FIFO');
+  const dropped = droppedRefs(before, after.refs, null, after.packedUnread);
+  t.same(dropped.named.map((r) => r.new), ['unknown: packed-refs is a FIFO', 'unknown: packed-refs is a FIFO'], 'main and v1: unknown, not deleted');
+  t.same(droppedRefs(before, new Map(), null).named.map((r) => r.new), [null, null], 'the control: with packed-refs read and empty, they are deleted');
 });
 
 t.test('a ref file of 8 MiB is read only as far as a ref goes', async (t) => {
