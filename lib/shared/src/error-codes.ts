@@ -61,6 +61,7 @@ export const errorCodes = {
   'node-workspace-conflict': { usage: "the node's worktree cannot take the incoming commits (git reset --keep refused)" },
   'not-a-repository': { usage: '--repo is not a git repository that git will use (not one, or owned by another user)' },
   'not-root': { usage: 'node-setup not run as root' },
+  'quarantine-not-empty': { usage: 'workspace rm without --force: what its sessions left was moved to its quarantine and is still there' },
   'publish-port-taken': { usage: '--publish names a host port that cannot be listened on on 127.0.0.1 (another process holds it, or it is privileged): refused before anything of the session exists' },
   'receiver-refused': { usage: "the node's receiver refused with a code this launcher does not know, or said none (its message is kept); a node's known code is carried back as itself" },
   'relative-root': {

@@ -16,7 +16,7 @@ import { startGitSession, type GitSession } from '../git/audit.js';
 import { startEgress, type EgressPlan, type RunningEgress } from '../egress/broker.js';
 import { stageCaFile } from '../egress/ca-file.js';
 import { startPublish, type PublishPlan, type RunningPublish } from '../egress/publish.js';
-import type { SessionLayout } from '../workspace/layout.js';
+import { quarantineDirOf, type SessionLayout } from '../workspace/layout.js';
 import { reach, type FaultHooks } from './faults.js';
 import { prepareHome, scrubHome, type PlantedLink } from '../workspace/home.js';
 
@@ -77,7 +77,7 @@ export async function acquire(input: AcquireInput): Promise<Acquired> {
     await reach(input.faults, 'staged');
     prepareHome(layout.home, process.geteuid?.() ?? 0);
     undo.push(() => planted.push(...scrubHome(layout.home, input.installed)));
-    const git = await startGitSession(input.mounts, layout.workspace, layout.sessionId, input.log, { quarantineRoot: path.join(layout.root, 'quarantine', layout.sessionId), ...(input.diskBytes ? { diskBytes: input.diskBytes } : {}) });
+    const git = await startGitSession(input.mounts, layout.workspace, layout.sessionId, input.log, { quarantineRoot: quarantineDirOf(layout.root, layout.sessionId), ...(input.diskBytes ? { diskBytes: input.diskBytes } : {}) });
     undo.push(() => git.finish());
     const egress = await startEgress(input.egress, layout.sessionId);
     undo.push(() => egress.stop());

@@ -67,6 +67,11 @@ export function layoutFor(root: string, sessionId: string, workspace = path.join
   };
 }
 
+/** Where what a session of this id left that the user's tools must not meet is moved (git/quarantine.ts). */
+export function quarantineDirOf(root: string, sessionId: string): string {
+  return path.join(root, 'quarantine', sessionId);
+}
+
 /** --root as the commands take it: an absolute path (80, relative-root), the one place this is checked. */
 export function absoluteRoot(root: string): string {
   if (!path.isAbsolute(root)) throw new ToolError('usage', 'relative-root', `--root: expected an absolute path, got ${JSON.stringify(root)}`);

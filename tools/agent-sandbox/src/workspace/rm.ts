@@ -1,11 +1,11 @@
 /**
  * `agent-sandbox workspace rm ID [--force]`: removes a workspace `workspace new` (or the
  * receiver) made: the worktree and its registration (git worktree remove), its home, its staged
- * files, what dispatch left for it, and its record. The branch stays in the repository: the
+ * files, its quarantine (with --force when it holds anything), what dispatch left for it, and its record. The branch stays in the repository: the
  * work is on it. Refused: uncommitted work without --force (80, naming the paths), a busy
  * workspace (92), a workspace without a record (80: it was made by hand; remove it by hand).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
 import { removeBeneath } from '@agent-sandbox/shared/beneath';
@@ -13,7 +13,7 @@ import { guardPath } from '@agent-sandbox/path-guard';
 import type { WorkspaceRmOutput } from '@agent-sandbox/shared/schemas/workspace';
 import { revokeCommonDir } from '../git/grant.js';
 import { runGit, uncommittedPaths } from '@agent-sandbox/shared/git-run';
-import { checkWorkspaceId, existingRoot, layoutFor } from './layout.js';
+import { checkWorkspaceId, existingRoot, layoutFor, quarantineDirOf } from './layout.js';
 import { lockWorkspace } from './lock.js';
 import { gitPlaceOf } from './list.js';
 import { listWorkspaceRecords, readWorkspaceRecord, recordFileOf, removeWorkspaceRecord } from './record.js';
@@ -32,6 +32,15 @@ export function dispatchFilesOf(root: string, id: string): string[] {
 /** Removes a path of the workspace beneath its own directory of the root: a link (which a session may have left) is removed as a link. */
 function removeOwn(target: string): boolean {
   return removeBeneath(path.dirname(target), target).removed;
+}
+
+/** Whether a workspace's quarantine still holds something a session left (not only restore scripts). */
+function quarantineHolds(dir: string): boolean {
+  try {
+    return readdirSync(dir).some((time) => readdirSync(path.join(dir, time)).some((name) => name !== 'restore.sh'));
+  } catch {
+    return false;
+  }
 }
 
 function refuseUncommitted(id: string, paths: string[]): never {
@@ -60,6 +69,10 @@ export async function workspaceRm(input: WorkspaceRmInput): Promise<WorkspaceRmO
       if (!existsSync(layout.workspace)) throw new ToolError('usage', 'no-such-workspace', `no workspace ${id} in ${root}`);
       throw new ToolError('usage', 'no-workspace-record', `workspace ${id} was not made by \`agent-sandbox workspace new\` (no ${recordFileOf(root, id)}); remove ${layout.workspace} and ${layout.home} by hand`);
     }
+    const quarantined = quarantineDirOf(root, id);
+    if (quarantineHolds(quarantined) && !input.force) {
+      throw new ToolError('usage', 'quarantine-not-empty', `workspace ${id}'s sessions left what was moved out of it in ${quarantined} (each with a restore.sh); look at it, or remove it with the workspace with --force`);
+    }
     const removed: string[] = [];
     let discarded = 0;
     if (existsSync(layout.workspace)) {
@@ -78,7 +91,7 @@ export async function workspaceRm(input: WorkspaceRmInput): Promise<WorkspaceRmO
       removed.push(layout.workspace);
     }
     runGit({ gitDir: record.commonDir }, ['worktree', 'prune'], { allowFail: true });
-    for (const dir of [layout.home, layout.stageDir, ...dispatchFilesOf(root, id)]) {
+    for (const dir of [layout.home, layout.stageDir, quarantineDirOf(root, id), ...dispatchFilesOf(root, id)]) {
       if (removeOwn(dir)) removed.push(dir);
     }
     removeWorkspaceRecord(root, id);

@@ -59,6 +59,13 @@ t.test('after a session the nested repository and the FIFO are moved out: the ow
   t.equal(inside.exitCode, 0, 'and inside the nested folder');
   t.notOk(existsSync(canary), 'the agent\'s fsmonitor command never ran');
 
+  const kept = await fx.run(['workspace', 'rm', 'q-1', '--root', fx.root]);
+  t.equal(kept.exitCode, 80, 'workspace rm keeps a workspace whose quarantine holds something');
+  t.match(kept.stderr, /quarantine-not-empty|look at it, or remove it with the workspace with --force/);
+
   await execa('sh', [line.quarantined.restore]);
   t.ok(existsSync(path.join(workspace, 'nested', '.git', 'config')), 'the restore script puts them back');
+  const removed = await fx.run(['workspace', 'rm', 'q-1', '--root', fx.root, '--force']);
+  t.equal(removed.exitCode, 0, removed.stderr);
+  t.notOk(existsSync(path.join(fx.root, 'quarantine', 'q-1')), 'workspace rm --force removes the quarantine with the workspace');
 });
