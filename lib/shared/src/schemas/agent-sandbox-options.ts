@@ -98,7 +98,7 @@ export const PsOptions = Closed({
 
 /** `agent-sandbox stop WORKSPACE`: its launcher ends the session. */
 export const StopOptions = Closed({
-  grace: Type.String({ ...DurationText, flag: 'grace', default: '10s', description: "seconds between the agent's SIGTERM and the kill", expect: 'seconds, or a duration such as 30s or 2m' }),
+  grace: Type.String({ ...DurationText, flag: 'grace', default: '10s', description: "seconds between the agent's SIGTERM and the kill (0: the kill at once)", expect: 'seconds, or a duration such as 30s or 2m' }),
   root: Root,
   json: Json('print the stop document (JSON) on stdout'),
   ...OnHost,

@@ -39,7 +39,8 @@ export function stopCommand(): CommandSpec {
       const paths = pathDefaults(ctx.env);
       const options = readOptions(StopOptions, StopOptionsSchema, ctx.options, { root: paths.root, registryFile: paths.registryFile });
       if (ctx.rest.length !== 1) throw new ToolError('usage', 'bad-flag', `stop: expected one WORKSPACE, got ${JSON.stringify(ctx.rest)} (stop WORKSPACE [--grace S] [--host NAME])`);
-      const [workspace, grace] = [ctx.rest[0]!, parseDuration('--grace', options.grace)];
+      // --grace 0: the kill at once (a session that must end now); any other value as a duration.
+      const [workspace, grace] = [ctx.rest[0]!, /^0+s?$/.test(options.grace) ? 0 : parseDuration('--grace', options.grace)];
       const remote = options.host ? await chooseHost({ host: options.host, registryFile: options.registryFile, registryExplicit: ctx.options['hosts'] !== undefined, machineIdFile: options.machineIdFile }) : undefined;
       const doc = remote && !remote.local ? await stopOnNode(remote.host, workspace, grace, ctx.log) : await stopSession({ root: options.root, workspace, grace, log: ctx.log });
       const { json } = options;

@@ -37,7 +37,7 @@ export async function stopSession(options: { root: string; workspace: string; gr
   } else {
     await runPodman(['stop', '--ignore', '--time', String(options.grace), record.containerName], { expect: 'any', timeoutMs: (options.grace + 60) * 1000 });
   }
-  options.log(`agent-sandbox: stopping session ${layout.sessionId} (launcher pid ${record.pid}): SIGTERM to the agent, the kill after ${options.grace}s`);
+  options.log(`agent-sandbox: stopping session ${layout.sessionId} (launcher pid ${record.pid}): ${options.grace > 0 ? `SIGTERM to the agent, the kill after ${options.grace}s` : "the kill at once"}`);
   const deadline = Date.now() + (options.grace + endingMarginSeconds) * 1000;
   while (runningOf(options.root, layout.sessionId)?.record.runId === record.runId) {
     if (Date.now() > deadline) {

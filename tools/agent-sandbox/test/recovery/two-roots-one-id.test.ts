@@ -40,7 +40,7 @@ t.test("a second root's session of the same id is refused before it touches the 
   t.notOk(existsSync(path.join(wsB.path, '.agent-ran')), "B's agent never ran");
   t.ok(await connects(socket), "session A's broker still answers: B's start did not remake its directory");
 
-  const stop = await a.run(['stop', a.id, '--root', a.root, '--grace', '1']);
+  const stop = await a.run(['stop', a.id, '--root', a.root, '--grace', '0']);
   t.equal(stop.exitCode, 0, stop.stderr);
   await sessionA;
   const ran = await a.run(['run', ...flagsB]);
