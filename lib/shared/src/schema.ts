@@ -45,8 +45,14 @@ export const Mount = Closed(
     source: AbsolutePath,
     destination: AbsolutePath,
     readOnly: Type.Boolean(),
+    overlay: Type.Optional(
+      Type.Boolean({
+        description:
+          "podman's overlay volume (:O): the source is only the lower layer, never written; what the container writes there goes to a private upper layer in the container's storage, discarded with the container (readOnly must be false)",
+      }),
+    ),
   },
-  { description: 'a bind mount: host source at container destination' },
+  { description: 'a bind mount: host source at container destination (or, with overlay, a private writable layer over it)' },
 );
 
 /** A size as podman takes it: "512m", "4G", "1.5g", "512MiB" or bytes (parsed by lib/shared/src/limits.ts). */

@@ -31,7 +31,7 @@ export interface ResolvedPlan {
   cgroupParent: string | undefined;
   cidfile: string | undefined;
   network: string;
-  mounts: { source: string; destination: string; readOnly: boolean }[];
+  mounts: { source: string; destination: string; readOnly: boolean; overlay?: boolean }[];
   limits: RunLimits;
   env: string[];
   command: string[];
@@ -63,11 +63,21 @@ function checkMountPath(value: string, field: string): void {
   if (value !== '/' && value.endsWith('/')) throw bad('must not end with "/"');
 }
 
+/** An overlay travels in `--volume SOURCE:DESTINATION:O`: no colon in its paths, and never read-only (the layer is the point). */
+function checkOverlay(m: ResolvedPlan['mounts'][number], i: number): void {
+  const field = `input.mounts[${i}]`;
+  if (m.readOnly) throw new ToolError('usage', 'invalid-field', `${field}: an overlay mount is writable in its private layer; readOnly must be false`, { field });
+  for (const value of [m.source, m.destination]) {
+    if (value.includes(':')) throw new ToolError('usage', 'invalid-field', `${field}: an overlay mount's paths must not contain a colon, got ${JSON.stringify(value)}`, { field });
+  }
+}
+
 function checkMounts(mounts: ResolvedPlan['mounts']): void {
   const seen = new Map<string, number>();
   mounts.forEach((m, i) => {
     checkMountPath(m.source, `input.mounts[${i}].source`);
     checkMountPath(m.destination, `input.mounts[${i}].destination`);
+    if (m.overlay) checkOverlay(m, i);
     const field = `input.mounts[${i}].destination`;
     if (m.destination === '/') throw new ToolError('usage', 'invalid-field', `${field}: cannot mount over the container's root`, { field });
     const dest = path.posix.normalize(m.destination);

@@ -14,6 +14,7 @@ import { GitReturn, HostRunReport, NestedGitChange } from './mount-plan.js';
 import { EgressSummary } from './egress-proxy.js';
 import { PublishedPort, QuarantinedReport, ShellsReport } from './agent-sandbox-reports.js';
 import { WorkOffer, WorkTransfer } from './workspace.js';
+import { CacheGrant, CachesByFlag } from './agent-sandbox-config.js';
 
 export const RuntimeName = Type.Unsafe<RuntimeNameOf>(Type.Union(runtimeNames.map((name) => Type.Literal(name)), { description: 'which agent CLI the session runs' }));
 export type RuntimeName = Static<typeof RuntimeName>;
@@ -37,7 +38,6 @@ export const SessionLimits = Closed(
   { description: 'declared limits of one session (lib/shared/src/limits.ts: parsers, checks, defaults and their rule)' },
 );
 export type SessionLimits = Static<typeof SessionLimits>;
-
 
 /** The fields a launch request and the session request that carries it to a node share: one schema each. */
 const Account = Type.String({ minLength: 1, maxLength: 200, flag: 'account', description: 'credential account name (cred-stage accounts); an identity, never a token' });
@@ -101,6 +101,7 @@ export const LaunchRequest = Closed(
         description: 'PEM certificates the agent also trusts (a TLS proxy that re-signs, a test CA): copied read-only into the session, NODE_EXTRA_CA_CERTS and CODEX_CA_CERTIFICATE set; local sessions only',
       }),
     ),
+    caches: Type.Optional(CachesByFlag),
     allowExpiring: Type.Boolean({ flag: 'allow-expiring', default: false, description: 'stage a credential that expires within the session anyway (recorded in the ledger)' }),
     root: Type.String({ ...AbsolutePath, flag: 'root', description: 'permitted root', defaultText: '$HOME/sandbox' }),
     gitRoots: Type.Array(AbsolutePath, { flag: 'git-root', default: [], description: 'also permit git metadata under this directory, mounted at the same path; repeatable; local sessions only' }),
@@ -216,6 +217,7 @@ export const LedgerLine = Closed(
     remote: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     work: Type.Optional(WorkTransfer),
     planted: Type.Optional(PlantedLinks),
+    caches: Type.Optional(Type.Array(CacheGrant, { description: 'host package caches the session was given (--cache): read-only below a private layer that died with it' })),
     shells: Type.Optional(ShellsReport),
     published: Type.Optional(Type.Array(PublishedPort, { description: "ports carried from the host's 127.0.0.1 into the container's (run --publish)" })),
     entrypoint: Type.Optional(

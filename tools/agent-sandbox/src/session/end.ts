@@ -54,5 +54,6 @@ export function sessionEnd(run: SessionRun, audit: GitAudit, plan: SessionPlan, 
     ...(context.remote ? { remote: context.remote } : {}),
     ...(context.work ? { work: context.work } : {}),
     ...(context.planted?.length ? { planted: plantedField(context.planted) } : {}),
+    ...(plan.caches?.length ? { caches: plan.caches } : {}),
   };
 }

@@ -28,7 +28,11 @@ export async function kubeObjects(request: LaunchRequest, io: LaunchIo) {
   if (request.network !== 'none') {
     throw new ToolError('usage', 'bad-flag', `--network: a Pod has no podman network namespace to join; kube takes only "none", got ${JSON.stringify(request.network)}`);
   }
-  const { plan, stageInput } = await planSession(request, io, 'kube');
+  if (request.caches?.length) {
+    throw new ToolError('usage', 'bad-flag', `--cache: a Pod has no private layer over a host directory (podman's :O); caches are for podman sessions on this machine, got ${request.caches.join(',')}`);
+  }
+  // The config's default caches are for podman sessions: a Pod gets none.
+  const { plan, stageInput } = await planSession({ ...request, caches: [] }, io, 'kube');
   const lock = lockWorkspace(plan.layout.lockFile, plan.layout.recordFile, plan.layout.sessionId);
   try {
     await stageCredentials(stageInput, { env: io.env });
