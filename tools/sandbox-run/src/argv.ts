@@ -34,10 +34,11 @@ function mountArg(m: ResolvedPlan['mounts'][number]): string {
 
 /**
  * podman's overlay volume (4.3 has no --mount type for it): the source is the lower layer,
- * never written; the upper layer is podman's, in the container's storage, removed with it.
+ * never written; the upper and work directories are the caller's (podman neither makes nor
+ * removes them), so what the container writes there is where the caller can count and remove it.
  */
 function overlayArg(m: ResolvedPlan['mounts'][number]): string {
-  return `${m.source}:${m.destination}:O`;
+  return `${m.source}:${m.destination}:O,upperdir=${m.overlay!.upper},workdir=${m.overlay!.work}`;
 }
 
 /** The podman argv for a plan on a host described by `facts` (argv[0] is the podman executable). */

@@ -31,7 +31,7 @@ export interface ResolvedPlan {
   cgroupParent: string | undefined;
   cidfile: string | undefined;
   network: string;
-  mounts: { source: string; destination: string; readOnly: boolean; overlay?: boolean }[];
+  mounts: { source: string; destination: string; readOnly: boolean; overlay?: { upper: string; work: string } }[];
   limits: RunLimits;
   env: string[];
   command: string[];
@@ -63,11 +63,13 @@ function checkMountPath(value: string, field: string): void {
   if (value !== '/' && value.endsWith('/')) throw bad('must not end with "/"');
 }
 
-/** An overlay travels in `--volume SOURCE:DESTINATION:O`: no colon in its paths, and never read-only (the layer is the point). */
+/** An overlay travels in `--volume SOURCE:DESTINATION:O,upperdir=U,workdir=W`: no colon or comma in its paths, and never read-only (the layer is the point). */
 function checkOverlay(m: ResolvedPlan['mounts'][number], i: number): void {
   const field = `input.mounts[${i}]`;
-  if (m.readOnly) throw new ToolError('usage', 'invalid-field', `${field}: an overlay mount is writable in its private layer; readOnly must be false`, { field });
-  for (const value of [m.source, m.destination]) {
+  if (m.readOnly) throw new ToolError('usage', 'invalid-field', `${field}: an overlay mount is writable in its own layer; readOnly must be false`, { field });
+  checkMountPath(m.overlay!.upper, `${field}.overlay.upper`);
+  checkMountPath(m.overlay!.work, `${field}.overlay.work`);
+  for (const value of [m.source, m.destination, m.overlay!.upper, m.overlay!.work]) {
     if (value.includes(':')) throw new ToolError('usage', 'invalid-field', `${field}: an overlay mount's paths must not contain a colon, got ${JSON.stringify(value)}`, { field });
   }
 }

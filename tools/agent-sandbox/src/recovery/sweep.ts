@@ -22,7 +22,7 @@ import { sweepGitLeftovers } from './store-sweep.js';
 import { heldLock, isLockHeld, tryLock, type HeldLock } from '@agent-sandbox/shared/flock';
 import { readRecord } from '../workspace/lock.js';
 import type { SessionRecord } from '../workspace/session-record.js';
-import { sessionsDir } from '../workspace/layout.js';
+import { layoutFor, sessionsDir } from '../workspace/layout.js';
 import { rotatedLedger } from '../ledger/rotate.js';
 import { recordVerdict } from '../ledger/verdict.js';
 import { describePlanted, plantedField, scrubHome, type PlantedLink } from '../workspace/home.js';
@@ -102,6 +102,13 @@ export async function sweepRecord(record: SessionRecord, root: string, lock: Hel
     await removeContainer(record).catch((err: Error) => log(`agent-sandbox: could not remove container ${record.containerName}: ${err.message}`));
     const gitReturn = finishStore(root, record.sessionId, cause, log);
     const planted = removeSessionFiles(record, log);
+    // The layers over its caches (--cache), beneath <root>/cache-layers: the session wrote them.
+    try {
+      const layers = layoutFor(root, record.sessionId).cacheLayerDir;
+      removeBeneath(path.dirname(layers), layers);
+    } catch (err) {
+      log(`agent-sandbox: could not remove the cache layers of ${record.sessionId}: ${forTerminal((err as Error).message)}`);
+    }
     if (record.cidfile && /\/agent-sandbox-[^/]+\.cid$/.test(record.cidfile)) rmSync(record.cidfile, { force: true });
     if (record.egressDir && /\/agent-sandbox\/egress\/[^/]+$/.test(record.egressDir)) rmSync(record.egressDir, { recursive: true, force: true });
     try {

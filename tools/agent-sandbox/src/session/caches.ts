@@ -1,15 +1,19 @@
 /**
  * The host package caches a session gets (--cache npm,pnpm,pip, or the config file's default):
  * each host directory is the lower layer of podman's overlay volume (`:O`), never written; what
- * the session writes there goes to a private upper layer in the container's storage, discarded
- * with the container, so nothing reaches the host's cache or another session. The session sees
+ * the session writes there goes to an upper directory of its own,
+ * <root>/cache-layers/<id>/<name>/upper, made empty before the container and removed after it
+ * (and by the sweep of a dead launcher), so nothing reaches the host's cache or another
+ * session; the disk ceiling counts it with the workspace and the home. The session sees
  * it at /sandbox/caches/<name> (not in its home: no mount point is made in a directory the
  * session writes), and the package manager's own variable names it. What it may fetch is still
  * the broker's call. A cache the host does not have is skipped and said; one that is a link,
  * not a directory, or resolves outside the user's home is refused (86).
  */
-import { existsSync, lstatSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { ToolError, parseJsonDocument, validateDocument } from '@agent-sandbox/shared';
+import { removeBeneath } from '@agent-sandbox/shared/beneath';
 import { cachesMount } from '@agent-sandbox/shared/container-layout';
 import { LauncherConfig, type CacheGrant, type CacheName } from '@agent-sandbox/shared/validators/agent-sandbox-config';
 import type { MountEntry } from '@agent-sandbox/shared/schemas/mount-plan';
@@ -63,8 +67,8 @@ async function hostDirOf(name: CacheName, env: NodeJS.ProcessEnv): Promise<strin
   }
 }
 
-/** The mounts and variables of the caches asked for; the host's checks (86) come first. */
-export async function planCaches(names: readonly CacheName[], env: NodeJS.ProcessEnv): Promise<PlannedCaches> {
+/** The mounts and variables of the caches asked for, their layers under `layerDir`; the host's checks (86) come first. */
+export async function planCaches(names: readonly CacheName[], env: NodeJS.ProcessEnv, layerDir: string): Promise<PlannedCaches> {
   const planned: PlannedCaches = { mounts: [], env: {}, grants: [], skipped: [] };
   for (const name of names) {
     const host = await hostDirOf(name, env);
@@ -73,9 +77,29 @@ export async function planCaches(names: readonly CacheName[], env: NodeJS.Proces
       continue;
     }
     const container = `${cachesMount}/${name}`;
-    planned.mounts.push({ source: host, destination: container, readOnly: false, overlay: true });
+    const overlay = { upper: path.join(layerDir, name, 'upper'), work: path.join(layerDir, name, 'work') };
+    planned.mounts.push({ source: host, destination: container, readOnly: false, overlay });
     planned.env[cacheEnvName[name]] = container;
     planned.grants.push({ name, host, container });
   }
   return planned;
+}
+
+/**
+ * Removes a session's cache layers (beneath <root>/cache-layers, following no link the session
+ * left in them): after its container is gone, and before it starts, so no layer outlives its
+ * session into the next.
+ */
+export function removeCacheLayers(layerDir: string): void {
+  removeBeneath(path.dirname(layerDir), layerDir);
+}
+
+/** Empty upper and work directories for each overlay mount (podman makes neither), after whatever an earlier session left is gone. */
+export function prepareCacheLayers(layerDir: string, mounts: readonly MountEntry[]): void {
+  removeCacheLayers(layerDir);
+  for (const m of mounts) {
+    if (!m.overlay) continue;
+    mkdirSync(m.overlay.upper, { recursive: true, mode: 0o700 });
+    mkdirSync(m.overlay.work, { recursive: true, mode: 0o700 });
+  }
 }

@@ -50,6 +50,7 @@ export async function containSession(request: LaunchRequest, prepared: PreparedS
     mounts: plan.mounts,
     diskBytes: parseSize('--disk', plan.identity.limits.disk),
     egress: plan.egress,
+    allMounts: plan.allMounts,
     env: io.env,
     log: io.log,
     ...(io.faults ? { faults: io.faults } : {}),

@@ -91,7 +91,7 @@ export async function composeSession(
   const tty = request.mode === 'run' && io.stdinIsTTY && io.stdoutIsTTY;
   const ca = request.caFile ? await readCaFile(request.caFile, layout.stageDir) : undefined;
   const egress = egressPlanOf(request, layout.sessionId, identity.runId, ca);
-  const caches = await planCaches(cachesAsked(request, io.env), io.env);
+  const caches = await planCaches(cachesAsked(request, io.env), io.env, layout.cacheLayerDir);
   for (const line of caches.skipped) io.log?.(line);
   const plan = composePlan({ request, egress, identity: withAccount, layout, credentials, mounts, caches, facts, env: io.env, tty });
   return { plan, facts, stageInput, installed: installedPaths(layout.home, credentials.install) };

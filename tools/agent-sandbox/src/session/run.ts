@@ -108,7 +108,8 @@ function stopSources(plan: SessionPlan, io: RunIo, killNow: () => void) {
   const limitBytes = parseSize('--disk', plan.identity.limits.disk);
   const disk = watchDisk({
     // The session's git store is its to write too (objects, refs): the same ceiling.
-    dirs: [plan.layout.workspace, plan.layout.home, ...(plan.mounts.gitStore ? [plan.mounts.gitStore.dir] : []), ...(io.alsoCounted ?? [])],
+    // So are the layers over its caches (--cache): what it writes there is on this disk until it ends.
+    dirs: [plan.layout.workspace, plan.layout.home, ...(plan.mounts.gitStore ? [plan.mounts.gitStore.dir] : []), ...(plan.caches?.length ? [plan.layout.cacheLayerDir] : []), ...(io.alsoCounted ?? [])],
     limitBytes,
     limitFiles: filesCeiling(filesForDisk(limitBytes), freeInodes(plan.layout.root)),
     ...(io.onDiskWalk ? { onWalk: io.onDiskWalk } : {}),

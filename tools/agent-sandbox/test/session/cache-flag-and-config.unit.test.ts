@@ -2,14 +2,16 @@
 // refusal (80) naming the flag; the config file's default applies when the flag is absent and
 // a bad file is refused (80) naming the file; a cache the host lacks is skipped and said, one
 // that is a link, not a directory, or outside the home is refused (86); a cache becomes an
-// overlay mount (--volume SOURCE:DEST:O) and its variable; no Pod and no other node gets one.
+// overlay mount (--volume SOURCE:DEST:O,upperdir=,workdir=, the layer the session's own) and its
+// variable; a layer an earlier session left is gone before the next starts; no Pod gets one.
 import t from 'tap';
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { buildRunArgv, resolvePlan } from '@agent-sandbox/sandbox-run';
 import { tempDir } from '@agent-sandbox/testkit';
 import { parseRequest } from '../../dist/index.js';
-import { cachesAsked, planCaches } from '../../dist/session/caches.js';
+import { cachesAsked, planCaches, prepareCacheLayers, removeCacheLayers } from '../../dist/session/caches.js';
 import { kubeManifest } from '../../dist/commands/kube/manifest.js';
 
 const env = { HOME: '/home/u' };
@@ -54,37 +56,56 @@ t.test('a cache the host lacks is skipped and said; a link, a file or a path out
   const base = await tempDir(t, 'astest-cache-dirs-');
   const home = path.join(base, 'home');
   await mkdir(path.join(home, '.npm'), { recursive: true });
-  const planned = await planCaches(['npm', 'pip'], { HOME: home });
+  const planned = await planCaches(['npm', 'pip'], { HOME: home }, '/r/cache-layers/s1');
   t.same(planned.grants, [{ name: 'npm', host: path.join(home, '.npm'), container: '/sandbox/caches/npm' }], 'npm given');
-  t.same(planned.mounts, [{ source: path.join(home, '.npm'), destination: '/sandbox/caches/npm', readOnly: false, overlay: true }], 'as an overlay mount');
+  t.same(planned.mounts, [{ source: path.join(home, '.npm'), destination: '/sandbox/caches/npm', readOnly: false, overlay: { upper: '/r/cache-layers/s1/npm/upper', work: '/r/cache-layers/s1/npm/work' } }], 'as an overlay mount over a layer of the session\'s own');
   t.same(planned.env, { npm_config_cache: '/sandbox/caches/npm' }, 'named by npm_config_cache');
   t.match(planned.skipped, [/--cache pip: .*\/\.cache\/pip does not exist; the session runs without that cache/], 'pip skipped, and said');
 
   const xdg = { HOME: home, XDG_DATA_HOME: path.join(home, 'data') };
   await mkdir(path.join(home, 'data', 'pnpm', 'store'), { recursive: true });
-  t.same((await planCaches(['pnpm'], xdg)).env, { npm_config_store_dir: '/sandbox/caches/pnpm' }, 'pnpm: its store under XDG_DATA_HOME');
+  t.same((await planCaches(['pnpm'], xdg, '/r/cache-layers/s1')).env, { npm_config_store_dir: '/sandbox/caches/pnpm' }, 'pnpm: its store under XDG_DATA_HOME');
 
   await mkdir(path.join(home, 'real-pip'), { recursive: true });
   await mkdir(path.join(home, '.cache'), { recursive: true });
   await symlink(path.join(home, 'real-pip'), path.join(home, '.cache', 'pip'));
-  await t.rejects(planCaches(['pip'], { HOME: home }), { exitCode: 86, code: 'cache-dir-unsafe', message: /is a symbolic link/ }, 'a link, even to the home');
+  await t.rejects(planCaches(['pip'], { HOME: home }, '/r/cache-layers/s1'), { exitCode: 86, code: 'cache-dir-unsafe', message: /is a symbolic link/ }, 'a link, even to the home');
   await mkdir(path.join(base, 'outside', 'pip'), { recursive: true });
-  await t.rejects(planCaches(['pip'], { HOME: home, XDG_CACHE_HOME: path.join(base, 'outside') }), { exitCode: 86, code: 'cache-dir-unsafe', message: /not under the home/ }, 'outside the home');
+  await t.rejects(planCaches(['pip'], { HOME: home, XDG_CACHE_HOME: path.join(base, 'outside') }, '/r/cache-layers/s1'), { exitCode: 86, code: 'cache-dir-unsafe', message: /not under the home/ }, 'outside the home');
   await mkdir(path.join(home, 'data2', 'pnpm'), { recursive: true });
   await writeFile(path.join(home, 'data2', 'pnpm', 'store'), '');
-  await t.rejects(planCaches(['pnpm'], { HOME: home, XDG_DATA_HOME: path.join(home, 'data2') }), { exitCode: 86, code: 'cache-dir-unsafe', message: /is not a directory/ }, 'a file');
+  await t.rejects(planCaches(['pnpm'], { HOME: home, XDG_DATA_HOME: path.join(home, 'data2') }, '/r/cache-layers/s1'), { exitCode: 86, code: 'cache-dir-unsafe', message: /is not a directory/ }, 'a file');
 });
 
-t.test('an overlay mount is --volume SOURCE:DEST:O, never read-only, no colon; a Pod refuses it', async (t) => {
+t.test("a session's layers are made empty, whatever an earlier one left, and removed following no link", async (t) => {
+  const root = await tempDir(t, 'astest-cache-layers-');
+  const layers = path.join(root, 'cache-layers', 's1');
+  const mounts = [{ source: '/h/.npm', destination: '/sandbox/caches/npm', readOnly: false, overlay: { upper: path.join(layers, 'npm', 'upper'), work: path.join(layers, 'npm', 'work') } }];
+  await mkdir(path.join(layers, 'npm', 'upper'), { recursive: true });
+  await writeFile(path.join(layers, 'npm', 'upper', 'poison'), 'left by an earlier session');
+  await mkdir(path.join(root, 'kept'));
+  await symlink(path.join(root, 'kept'), path.join(layers, 'npm', 'upper', 'link'));
+  prepareCacheLayers(layers, mounts);
+  t.same(await readdir(path.join(layers, 'npm', 'upper')), [], 'the upper is empty');
+  t.same(await readdir(path.join(layers, 'npm', 'work')), [], 'the work directory too');
+  t.ok(existsSync(path.join(root, 'kept')), 'what a link in it named is untouched');
+  removeCacheLayers(layers);
+  t.notOk(existsSync(layers), 'removed');
+  removeCacheLayers(layers);
+  t.pass('removing what is gone is quiet');
+});
+
+t.test('an overlay mount is --volume SOURCE:DEST:O with its layer, never read-only, no colon; a Pod refuses it', async (t) => {
   const plan = { image: 'i', sessionId: 's1', limits: { memory: '1g', memorySwap: '1g', pids: 64, cpus: 1, cpuShares: 512 } };
-  const mount = { source: '/home/u/.npm', destination: '/sandbox/caches/npm', readOnly: false, overlay: true };
+  const mount = { source: '/home/u/.npm', destination: '/sandbox/caches/npm', readOnly: false, overlay: { upper: '/r/l/npm/upper', work: '/r/l/npm/work' } };
   t.same(resolvePlan({ ...plan, mounts: [mount] }).mounts, [mount]);
   const facts = { podman: '/usr/bin/podman', cgroupMode: 'v1' as const, runtime: 'runc', rootless: false, ulimits: { nofile: 4096, nproc: 4096 }, seccompProfile: '/x/p.json' };
   const argv = buildRunArgv({ ...plan, mounts: [mount] }, facts);
-  t.ok(argv.includes('--volume=/home/u/.npm:/sandbox/caches/npm:O'), 'podman run --volume SOURCE:DEST:O');
+  t.ok(argv.includes('--volume=/home/u/.npm:/sandbox/caches/npm:O,upperdir=/r/l/npm/upper,workdir=/r/l/npm/work'), 'podman run --volume SOURCE:DEST:O,upperdir=,workdir=');
   t.notOk(argv.some((a) => a.startsWith('--mount=') && a.includes('.npm')), 'not a bind mount');
   t.throws(() => resolvePlan({ ...plan, mounts: [{ ...mount, readOnly: true }] }), { exitCode: 80, message: /readOnly must be false/ });
   t.throws(() => resolvePlan({ ...plan, mounts: [{ ...mount, source: '/home/u/a:b' }] }), { exitCode: 80, message: /must not contain a colon/ });
+  t.throws(() => resolvePlan({ ...plan, mounts: [{ ...mount, overlay: { upper: '/r/a,b', work: '/r/w' } }] }), { exitCode: 80, message: /overlay\.upper: must not contain a comma/ });
   const pod = { sessionId: 's1', image: 'i', command: ['x'], workdir: '/w', limits: parse({}).limits, env: {} };
   t.throws(() => kubeManifest({ ...pod, mounts: [mount] } as never), { exitCode: 80, message: /overlay mount \(--cache\) cannot be a hostPath/ });
 });

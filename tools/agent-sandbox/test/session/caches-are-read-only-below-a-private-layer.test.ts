@@ -6,6 +6,8 @@
 // (and the broker logs the refusal); with --cache npm it succeeds. The session then poisons the
 // cache: a new file, and every tarball in it overwritten. The next session sees none of it (its
 // own `npm ci` from the same cache succeeds), and the host's cache is byte-identical throughout.
+// The layer is the session's own directory (<root>/cache-layers/<id>), gone when it ended, and
+// the disk ceiling counts it: a session that writes past --disk into its cache is stopped.
 // The host cache is given to the agent's uid, as a rootless user's own cache is under keep-id:
 // that is when the layer is writable (owned by root, the agent can only read it).
 import t from 'tap';
@@ -85,6 +87,7 @@ t.test('a host package cache is given read-only below a private layer that dies 
 
   const flags = fx.flags.filter((f, i, all) => f !== '--agent-bin' && all[i - 1] !== '--agent-bin');
   const session = (extra: string[], script: string) => fx.run(['run', ...flags, '--image', image, '--memory', '1g', ...extra, '--agent-bin', '/bin/sh', '--', '-c', script], { timeoutMs: 240_000 });
+  const layers = path.join(fx.root, 'cache-layers', fx.id);
   const inWorkspace = (name: string) => (existsSync(path.join(fx.workspace, name)) ? readFileSync(path.join(fx.workspace, name), 'utf8') : '');
 
   await t.test('without --cache, npm ci fails: the broker refuses the registry', async (t) => {
@@ -116,6 +119,7 @@ t.test('a host package cache is given read-only below a private layer that dies 
     t.same(line.caches, [{ name: 'npm', host: realpathSync(hostCache), container: '/sandbox/caches/npm' }], 'the ledger line names the cache given');
     t.same(treeDigest(hostCache), before, "the host's cache is byte-identical: nothing the session wrote reached it");
     t.notOk(existsSync(path.join(hostCache, 'poison.txt')), 'the poison file is not on the host');
+    t.notOk(existsSync(layers), `its layer (${layers}) is gone with it`);
   });
 
   await t.test('the next session sees none of the poison: its npm ci from the same cache succeeds', async (t) => {
@@ -123,6 +127,14 @@ t.test('a host package cache is given read-only below a private layer that dies 
     t.equal(ran.exitCode, 0, `npm ci succeeds again, every tarball intact: ${inWorkspace('.ci-again.log').slice(-400)}`);
     t.equal(inWorkspace('.seen'), '', 'no file of the cache holds the poison in the next session');
     t.ok(existsSync(path.join(fx.workspace, 'node_modules', 'is-number', 'package.json')), 'is-number is installed again');
+    t.same(treeDigest(hostCache), before, "the host's cache is still byte-identical");
+  });
+
+  await t.test('the disk ceiling counts the layer: writing past --disk into the cache stops the session', async (t) => {
+    const ran = await session(['--cache', 'npm', '--disk', '64m'], 'dd if=/dev/zero of="$npm_config_cache/big" bs=1M count=160 2> .dd.log; sleep 60');
+    const line = fx.ledgerLines()[3];
+    t.equal(line.reason, 'disk-limit', `stopped for the disk (exit ${ran.exitCode}, ${line.reason}): ${ran.stderr.split('\n').filter((l: string) => /disk/.test(l)).join(' | ')}`);
+    t.notOk(existsSync(layers), 'its layer is gone');
     t.same(treeDigest(hostCache), before, "the host's cache is still byte-identical");
     t.same(await fx.leftovers(), nothingLeft, 'nothing is left');
   });
