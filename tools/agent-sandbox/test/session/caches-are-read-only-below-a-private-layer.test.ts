@@ -9,15 +9,16 @@
 // The layer is the session's own directory (<root>/cache-layers/<id>), gone when it ended, and
 // the disk ceiling counts it: a session that writes past --disk into its cache is stopped.
 // The host cache is given to the agent's uid, as a rootless user's own cache is under keep-id:
-// that is when the layer is writable (owned by root, the agent can only read it).
+// that is when the layer is writable. Owned by root (a rootful launcher's own ~/.npm), the agent
+// can only read it, and npm ci from it still succeeds (the last subtest, as root).
 import t from 'tap';
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
-import { cp, mkdir, writeFile } from 'node:fs/promises';
+import { cp, lchown, mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { chownToAgent, tempDir } from '@agent-sandbox/testkit';
-import { nothingLeft, sessionFixture, sessionNeeds } from '../fixtures/session-fixture.js';
+import { chownToAgent, tempDir, type Teardown } from '@agent-sandbox/testkit';
+import { nothingLeft, sessionFixture, sessionNeeds, type SessionFixture } from '../fixtures/session-fixture.js';
 
 const image = 'localhost/agent-sandbox:latest';
 const npmVersion = '10.9.2';
@@ -64,24 +65,42 @@ function treeDigest(dir: string): string[] {
   return rows;
 }
 
+/** Gives a tree to a uid (lchown: a link itself, never what it names). */
+async function chownTree(dir: string, uid: number): Promise<void> {
+  await lchown(dir, uid, uid);
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const child = path.join(dir, entry.name);
+    if (entry.isDirectory()) await chownTree(child, uid);
+    else await lchown(child, uid, uid);
+  }
+}
+
 const npmCi = 'node ./npm-pkg/bin/npm-cli.js ci --no-audit --no-fund --fetch-retries=0';
 
-t.test('a host package cache is given read-only below a private layer that dies with the session', requirements, async (t) => {
-  const fx = await sessionFixture(t, 'cache');
+/**
+ * The project in the workspace (package.json, its lock, the real npm unpacked: the image has node
+ * but no npm) and the test-only host cache ($HOME/.npm of the launcher's HOME, holding
+ * is-number), given to the agent's uid. Returns the cache's path.
+ */
+async function npmProject(t: Teardown, fx: SessionFixture): Promise<string> {
   const work = await tempDir(t, 'astest-cache-npm-');
-  // The real npm from the registry, unpacked into the workspace: the image has node but no npm.
   hostNpm(['pack', `npm@${npmVersion}`, '--cache', path.join(work, 'pack-cache'), '--silent'], work, work);
   await mkdir(path.join(work, 'npm-pkg'));
   const untar = spawnSync('tar', ['-xzf', path.join(work, `npm-${npmVersion}.tgz`), '-C', path.join(work, 'npm-pkg'), '--strip-components=1']);
-  t.equal(untar.status, 0, 'npm unpacked');
+  if (untar.status !== 0) throw new Error(`tar: exit ${untar.status}: ${untar.stderr}`);
   await cp(path.join(work, 'npm-pkg'), path.join(fx.workspace, 'npm-pkg'), { recursive: true });
   await writeFile(path.join(fx.workspace, 'package.json'), JSON.stringify(packageJson, null, 2));
   await writeFile(path.join(fx.workspace, 'package-lock.json'), JSON.stringify(packageLock, null, 2));
   await chownToAgent(fx.workspace);
-  // The test-only host cache: $HOME/.npm of the launcher's HOME, holding is-number.
   const hostCache = path.join(fx.home, '.npm');
   hostNpm(['cache', 'add', 'is-number@7.0.0', '--cache', hostCache, '--silent'], fx.home, work);
   await chownToAgent(hostCache);
+  return hostCache;
+}
+
+t.test('a host package cache is given read-only below a private layer that dies with the session', requirements, async (t) => {
+  const fx = await sessionFixture(t, 'cache');
+  const hostCache = await npmProject(t, fx);
   const before = treeDigest(hostCache);
   t.ok(before.some((row) => row.startsWith('_cacache/content-v2/')), `the host cache holds the tarball (${before.length} names)`);
 
@@ -136,6 +155,20 @@ t.test('a host package cache is given read-only below a private layer that dies 
     t.equal(line.reason, 'disk-limit', `stopped for the disk (exit ${ran.exitCode}, ${line.reason}): ${ran.stderr.split('\n').filter((l: string) => /disk/.test(l)).join(' | ')}`);
     t.notOk(existsSync(layers), 'its layer is gone');
     t.same(treeDigest(hostCache), before, "the host's cache is still byte-identical");
-    t.same(await fx.leftovers(), nothingLeft, 'nothing is left');
   });
+
+  const rootOnly = process.getuid?.() === 0 ? false : "needs root (only root gives a cache to root; rootless, the user's own cache is the agent's: the subtests above)";
+  await t.test("a cache owned by root (a rootful launcher's own): the agent only reads it, and npm ci from it still succeeds", { skip: rootOnly }, async (t) => {
+    await chownTree(hostCache, 0);
+    const rootOwned = treeDigest(hostCache);
+    const ran = await session(['--cache', 'npm'], `rm -rf node_modules; ${npmCi} > .ci-root.log 2>&1; status=$?; { echo poisoned > "$npm_config_cache/poison.txt"; } 2> .poison-root.log; test -e "$npm_config_cache/poison.txt" && echo written >> .poison-root.log; exit $status`);
+    t.equal(ran.exitCode, 0, `npm ci succeeds from a cache it cannot write: ${inWorkspace('.ci-root.log').slice(-400)}`);
+    t.ok(existsSync(path.join(fx.workspace, 'node_modules', 'is-number', 'package.json')), 'is-number is installed');
+    t.match(inWorkspace('.poison-root.log'), /^[^\n]*Permission denied\n$/, 'writing into it is refused: the layer takes the owner of the host directory (podman 4.3.1)');
+    t.same(treeDigest(hostCache), rootOwned, "the host's cache is byte-identical");
+    t.notOk(existsSync(layers), 'its layer is gone');
+  });
+
+  t.same(await fx.leftovers(), nothingLeft, 'nothing is left');
+  t.notOk(existsSync(path.join(fx.root, 'cache-layers', fx.id)), 'no layer is left');
 });
