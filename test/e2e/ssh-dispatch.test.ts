@@ -164,6 +164,7 @@ const localOnly: [string, string[]][] = [
   ['--allow-host', ['--allow-host', 'example.com']],
   ['--egress none', ['--egress', 'none']],
   ['--publish', ['--publish', '18080:8080']],
+  ['--cache', ['--cache', 'npm']],
 ];
 let localOnlyRows = 0;
 for (const [label, flags] of localOnly) {
@@ -171,7 +172,7 @@ for (const [label, flags] of localOnly) {
     const r = await remote(t, `local${localOnlyRows}`);
     const out = await launcher(r, ['run', ...r.flags, ...flags, '--', '0', r.hostMarker]);
     t.equal(out.exitCode, 80, out.stderr);
-    t.match(out.stderr, /--network, --egress, --allow-host, --ca-file, --publish, --allow-expiring and --git-root apply to sessions on this machine only, not on node1/);
+    t.match(out.stderr, /--network, --egress, --allow-host, --ca-file, --publish, --cache, --allow-expiring and --git-root apply to sessions on this machine only, not on node1/);
     t.equal(r.marker(), undefined, 'nothing ran');
     t.notMatch(r.sshd.log(), /Accepted publickey/, 'ssh was never used');
     localOnlyRows++;

@@ -39,3 +39,9 @@ export function containerNameFor(sessionId: string): string {
 export const entrypointLogEnvName = 'AGENT_SANDBOX_ENTRYPOINT_LOG';
 export const entrypointLogName = '.agent-sandbox-entrypoint.log';
 export const containerEntrypointLog = `${containerHome}/${entrypointLogName}`;
+
+/** Where a session sees the host package caches it was given (--cache): <this>/<name>, over a private layer. */
+export const cachesMount = '/sandbox/caches';
+
+/** The package caches a session can be given (--cache), by the package manager's name. */
+export const cacheNames = ['npm', 'pnpm', 'pip'] as const;

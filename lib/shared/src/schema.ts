@@ -45,8 +45,18 @@ export const Mount = Closed(
     source: AbsolutePath,
     destination: AbsolutePath,
     readOnly: Type.Boolean(),
+    overlay: Type.Optional(
+      Type.Object(
+        { upper: AbsolutePath, work: AbsolutePath },
+        {
+          additionalProperties: false,
+          description:
+            "podman's overlay volume (:O,upperdir=,workdir=): the source is only the lower layer, never written; what the container writes there goes to the upper directory, which the caller makes empty before and removes after the container (readOnly must be false)",
+        },
+      ),
+    ),
   },
-  { description: 'a bind mount: host source at container destination' },
+  { description: 'a bind mount: host source at container destination (or, with overlay, a writable layer of its own over it)' },
 );
 
 /** A size as podman takes it: "512m", "4G", "1.5g", "512MiB" or bytes (parsed by lib/shared/src/limits.ts). */

@@ -34,6 +34,20 @@ export function defaultRegistryPath(env: NodeJS.ProcessEnv): string {
   return path.join(xdg(env, 'XDG_CONFIG_HOME', ['.config']), 'agent-sandbox', 'hosts.json');
 }
 
+/** The launcher's config file: ${XDG_CONFIG_HOME:-~/.config}/agent-sandbox/config.json (its defaults, e.g. the caches). */
+export function defaultConfigPath(env: NodeJS.ProcessEnv): string {
+  return path.join(xdg(env, 'XDG_CONFIG_HOME', ['.config']), 'agent-sandbox', 'config.json');
+}
+
+/** Where each package manager keeps its cache on the host, by its own default (--cache). */
+export function hostCacheDirs(env: NodeJS.ProcessEnv): { npm: string; pnpm: string; pip: string } {
+  return {
+    npm: path.join(homeOf(env), '.npm'),
+    pnpm: path.join(xdg(env, 'XDG_DATA_HOME', ['.local', 'share']), 'pnpm', 'store'),
+    pip: path.join(xdg(env, 'XDG_CACHE_HOME', ['.cache']), 'pip'),
+  };
+}
+
 /** This machine's identity, which the hosts registry and a node's receiver check requests against. */
 export { machineIdFile } from '@agent-sandbox/shared/host-facts';
 

@@ -32,6 +32,15 @@ function mountArg(m: ResolvedPlan['mounts'][number]): string {
   return `type=bind,source=${m.source},destination=${m.destination}${m.readOnly ? ',ro=true' : ''}`;
 }
 
+/**
+ * podman's overlay volume (4.3 has no --mount type for it): the source is the lower layer,
+ * never written; the upper and work directories are the caller's (podman neither makes nor
+ * removes them), so what the container writes there is where the caller can count and remove it.
+ */
+function overlayArg(m: ResolvedPlan['mounts'][number]): string {
+  return `${m.source}:${m.destination}:O,upperdir=${m.overlay!.upper},workdir=${m.overlay!.work}`;
+}
+
 /** The podman argv for a plan on a host described by `facts` (argv[0] is the podman executable). */
 export function buildRunArgv(plan: RunPlan | ResolvedPlan, facts: RunFacts): string[] {
   return [
@@ -74,7 +83,7 @@ export function buildRunArgs(plan: RunPlan | ResolvedPlan, facts: RunFacts): str
   if (p.timeoutSeconds) argv.push(`--timeout=${p.timeoutSeconds}`);
   if (p.workdir) argv.push(`--workdir=${p.workdir}`);
   for (const name of p.env) argv.push(`--env=${name}`);
-  for (const m of p.mounts) argv.push(`--mount=${mountArg(m)}`);
+  for (const m of p.mounts) argv.push(m.overlay ? `--volume=${overlayArg(m)}` : `--mount=${mountArg(m)}`);
   argv.push('--', p.image, ...p.command);
   return argv;
 }

@@ -29,7 +29,7 @@ export const tool: ToolSpec = {
         { flag: 'name', field: 'name', type: 'string', describe: 'container name' },
         { flag: 'cgroup-parent', field: 'cgroupParent', type: 'string', describe: 'caller-owned parent cgroup' },
         { flag: 'network', field: 'network', type: 'string', describe: 'none (default) or ns:/run/netns/<name>' },
-        { flag: 'mounts', field: 'mounts', type: 'json', describe: 'JSON array of {source,destination,readOnly}' },
+        { flag: 'mounts', field: 'mounts', type: 'json', describe: 'JSON array of {source,destination,readOnly,overlay?: {upper,work}}' },
         { flag: 'limits', field: 'limits', type: 'json', describe: 'JSON {memory,memorySwap,pids,cpus,cpuShares}' },
         { flag: 'env', field: 'env', type: 'array', describe: 'names of variables to pass' },
         { flag: 'tty', field: 'tty', type: 'boolean', describe: 'allocate a terminal' },

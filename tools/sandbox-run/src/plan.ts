@@ -31,7 +31,7 @@ export interface ResolvedPlan {
   cgroupParent: string | undefined;
   cidfile: string | undefined;
   network: string;
-  mounts: { source: string; destination: string; readOnly: boolean }[];
+  mounts: { source: string; destination: string; readOnly: boolean; overlay?: { upper: string; work: string } }[];
   limits: RunLimits;
   env: string[];
   command: string[];
@@ -63,11 +63,23 @@ function checkMountPath(value: string, field: string): void {
   if (value !== '/' && value.endsWith('/')) throw bad('must not end with "/"');
 }
 
+/** An overlay travels in `--volume SOURCE:DESTINATION:O,upperdir=U,workdir=W`: no colon or comma in its paths, and never read-only (the layer is the point). */
+function checkOverlay(m: ResolvedPlan['mounts'][number], i: number): void {
+  const field = `input.mounts[${i}]`;
+  if (m.readOnly) throw new ToolError('usage', 'invalid-field', `${field}: an overlay mount is writable in its own layer; readOnly must be false`, { field });
+  checkMountPath(m.overlay!.upper, `${field}.overlay.upper`);
+  checkMountPath(m.overlay!.work, `${field}.overlay.work`);
+  for (const value of [m.source, m.destination, m.overlay!.upper, m.overlay!.work]) {
+    if (value.includes(':')) throw new ToolError('usage', 'invalid-field', `${field}: an overlay mount's paths must not contain a colon, got ${JSON.stringify(value)}`, { field });
+  }
+}
+
 function checkMounts(mounts: ResolvedPlan['mounts']): void {
   const seen = new Map<string, number>();
   mounts.forEach((m, i) => {
     checkMountPath(m.source, `input.mounts[${i}].source`);
     checkMountPath(m.destination, `input.mounts[${i}].destination`);
+    if (m.overlay) checkOverlay(m, i);
     const field = `input.mounts[${i}].destination`;
     if (m.destination === '/') throw new ToolError('usage', 'invalid-field', `${field}: cannot mount over the container's root`, { field });
     const dest = path.posix.normalize(m.destination);

@@ -5,6 +5,8 @@
  * schemas), the verdict (--result-file) and the ledger line. One schema each; types derive
  * from them. The hosts registry is in agent-sandbox-hosts.ts, the commands' options in
  * agent-sandbox-options.ts, the reports in agent-sandbox-reports.ts.
+ * Long because the launch request and the ledger line are read together: each flag's field, and
+ * what a session left.
  */
 import { AbsolutePath, Closed, ContainerNetwork, DurationText, Mount, SizeText, Type, type Static } from '../schema.js';
 import { runtimeNames, type RuntimeName as RuntimeNameOf } from '../runtimes.js';
@@ -14,6 +16,7 @@ import { GitReturn, HostRunReport, NestedGitChange } from './mount-plan.js';
 import { EgressSummary } from './egress-proxy.js';
 import { PublishedPort, QuarantinedReport, ShellsReport } from './agent-sandbox-reports.js';
 import { WorkOffer, WorkTransfer } from './workspace.js';
+import { CacheGrant, CachesByFlag } from './agent-sandbox-config.js';
 
 export const RuntimeName = Type.Unsafe<RuntimeNameOf>(Type.Union(runtimeNames.map((name) => Type.Literal(name)), { description: 'which agent CLI the session runs' }));
 export type RuntimeName = Static<typeof RuntimeName>;
@@ -37,7 +40,6 @@ export const SessionLimits = Closed(
   { description: 'declared limits of one session (lib/shared/src/limits.ts: parsers, checks, defaults and their rule)' },
 );
 export type SessionLimits = Static<typeof SessionLimits>;
-
 
 /** The fields a launch request and the session request that carries it to a node share: one schema each. */
 const Account = Type.String({ minLength: 1, maxLength: 200, flag: 'account', description: 'credential account name (cred-stage accounts); an identity, never a token' });
@@ -103,6 +105,7 @@ export const LaunchRequest = Closed(
     ),
     publish: Type.Array(Type.String({ pattern: '^([0-9]{1,5}:)?[0-9]{1,5}$' }), { flag: 'publish', default: [], expect: '[HOSTPORT:]PORT',
       description: "carry the host's 127.0.0.1:HOSTPORT to the container's 127.0.0.1:PORT, [HOSTPORT:]PORT (the container keeps no network; the image needs node); repeatable; local sessions only" }),
+    caches: Type.Optional(CachesByFlag),
     allowExpiring: Type.Boolean({ flag: 'allow-expiring', default: false, description: 'stage a credential that expires within the session anyway (recorded in the ledger)' }),
     root: Type.String({ ...AbsolutePath, flag: 'root', description: 'permitted root', defaultText: '$HOME/sandbox' }),
     gitRoots: Type.Array(AbsolutePath, { flag: 'git-root', default: [], description: 'also permit git metadata under this directory, mounted at the same path; repeatable; local sessions only' }),
@@ -218,6 +221,7 @@ export const LedgerLine = Closed(
     remote: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     work: Type.Optional(WorkTransfer),
     planted: Type.Optional(PlantedLinks),
+    caches: Type.Optional(Type.Array(CacheGrant, { description: 'host package caches the session was given (--cache): read-only below a private layer that died with it' })),
     shells: Type.Optional(ShellsReport),
     published: Type.Optional(Type.Array(PublishedPort, { description: "ports carried from the host's 127.0.0.1 into the container's (run --publish)" })),
     entrypoint: Type.Optional(

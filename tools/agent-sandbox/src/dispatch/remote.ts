@@ -20,11 +20,12 @@ function checkDispatchable(request: LaunchRequest, host: HostEntry): void {
   if (request.workspace.includes('/')) {
     throw new ToolError('usage', 'remote-workspace-path', `--workspace: a remote host (${host.name}) takes a workspace id under its own <root>/workspaces, not a local path (${request.workspace})`);
   }
-  if (request.network !== 'none' || request.allowExpiring || request.gitRoots.length > 0 || request.allowHosts.length > 0 || request.egress !== 'runtime' || request.caFile || request.publish.length > 0) {
+  if (request.network !== 'none' || request.allowExpiring || request.gitRoots.length > 0 || request.allowHosts.length > 0 || request.egress !== 'runtime' || request.caFile || request.publish.length > 0 || request.caches?.length) {
     // None crosses ssh: a namespace is a node-local name, the node's own credential policy
     // decides about expiring tokens, and which directories may be mounted is the node's call.
     // The node also decides what its sessions reach: its own broker, its own allowlist.
-    throw new ToolError('usage', 'local-only-flag', `--network, --egress, --allow-host, --ca-file, --publish, --allow-expiring and --git-root apply to sessions on this machine only, not on ${host.name}`);
+    // A cache is this machine's directory; the node's own config says which of its caches its sessions get.
+    throw new ToolError('usage', 'local-only-flag', `--network, --egress, --allow-host, --ca-file, --publish, --cache, --allow-expiring and --git-root apply to sessions on this machine only, not on ${host.name}`);
   }
 }
 

@@ -50,6 +50,7 @@ export interface SessionEnd {
   planted?: LedgerLine['planted'];
   shells?: LedgerLine['shells'];
   published?: LedgerLine['published'];
+  caches?: LedgerLine['caches'];
 }
 
 /** The identity fields every line states, as the ledger schema has them. */
@@ -81,6 +82,7 @@ export function ranLine(identity: SessionIdentity, end: SessionEnd): LedgerLine 
     ...(end.planted ? { planted: end.planted } : {}),
     ...(end.shells ? { shells: end.shells } : {}),
     ...(end.published ? { published: end.published } : {}),
+    ...(end.caches ? { caches: end.caches } : {}),
   };
 }
 

@@ -3,10 +3,12 @@
  * session's sentinel right after its launcher died, or else the next launcher start (any
  * command). Removed: the container, the git store (finished as after any session: the
  * session's branch comes home through the same checked import; kept when that fails on this
- * side, and retried by later starts: store-sweep.ts), the staged credential copy, the copies installed in the home, the parent cgroup, the record and
- * the lock. The session's one ledger line is written
- * with reason "abandoned", unless the launcher wrote its own before it died. What lies under a
- * directory the session could write is removed beneath it, never through a link (session-home).
+ * side, and retried by later starts: store-sweep.ts), the staged credential copy, the copies
+ * installed in the home, the cache layers, the socket directories, the parent cgroup, the record
+ * and the lock. The session's one ledger line is written with reason "abandoned", unless the
+ * launcher wrote its own before it died. What lies under a directory the session could write is
+ * removed beneath it, never through a link (session-home).
+ * Long because a dead session's clean-up is one sequence, and it reads best in one place.
  */
 import { closeSync, existsSync, openSync, readSync, readdirSync, rmSync, statSync, fstatSync } from 'node:fs';
 import path from 'node:path';
@@ -22,7 +24,7 @@ import { sweepGitLeftovers } from './store-sweep.js';
 import { heldLock, isLockHeld, tryLock, type HeldLock } from '@agent-sandbox/shared/flock';
 import { readRecord, tryLockSessionId } from '../workspace/lock.js';
 import type { SessionRecord } from '../workspace/session-record.js';
-import { sessionsDir } from '../workspace/layout.js';
+import { layoutFor, sessionsDir } from '../workspace/layout.js';
 import { rotatedLedger } from '../ledger/rotate.js';
 import { recordVerdict } from '../ledger/verdict.js';
 import { describePlanted, plantedField, scrubHome, type PlantedLink } from '../workspace/home.js';
@@ -96,6 +98,15 @@ function finishStore(root: string, sessionId: string, by: string, log: (line: st
   }
 }
 
+/** A removal that may fail (said, and left to a later sweep). */
+function tryRemoving(remove: () => void, what: string, log: (line: string) => void): void {
+  try {
+    remove();
+  } catch (err) {
+    log(`agent-sandbox: could not remove ${what}: ${forTerminal((err as Error).message)}`);
+  }
+}
+
 /**
  * Cleans up one dead session whose lock the caller holds, then releases the lock. What is named
  * by the id alone (the container, the broker's directory) is removed only with the id's lock:
@@ -108,6 +119,9 @@ export async function sweepRecord(record: SessionRecord, root: string, lock: Hel
     else log(`agent-sandbox: session ${record.sessionId}'s id is in use by a session of another root: its container and sockets are left to that session`);
     const gitReturn = finishStore(root, record.sessionId, cause, log);
     const planted = removeSessionFiles(record, log);
+    // The layers over its caches (--cache), beneath <root>/cache-layers: the session wrote them.
+    const layers = layoutFor(root, record.sessionId).cacheLayerDir;
+    tryRemoving(() => removeBeneath(path.dirname(layers), layers), `the cache layers of ${record.sessionId}`, log);
     if (record.cidfile && /\/agent-sandbox-[^/]+\.cid$/.test(record.cidfile)) rmSync(record.cidfile, { force: true });
     if (idLock && record.egressDir && /\/agent-sandbox\/egress\/[^/]+$/.test(record.egressDir)) {
       // The published ports' socket directory is the broker's sibling (egress/publish.ts).

@@ -2,6 +2,7 @@
  * What a session holds on the host while it runs, taken in order and given back in reverse on
  * every path: the staged credential copy, the session home's installed copies, the git-dir
  * store (mount-plan: everything git writes inside goes there; its branch comes home after), the
+ * layers over the host caches (--cache), the
  * egress broker (the session's only way out), the parent cgroup. A refusal at any step after staging leaves nothing. (The lock, the record and the
  * sentinel are the launcher's: they outlive these, until the ledger line is written.)
  */
@@ -11,7 +12,7 @@ import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import { prepareAttribution, untilParentEmpty, type Attribution } from '@agent-sandbox/podman-attrib';
 import { stageCredentials } from '@agent-sandbox/cred-stage';
 import type { CredStageStageInput } from '@agent-sandbox/shared/schemas/cred-stage';
-import type { MountPlanOutput } from '@agent-sandbox/shared/schemas/mount-plan';
+import type { MountEntry, MountPlanOutput } from '@agent-sandbox/shared/schemas/mount-plan';
 import { startGitSession, type GitSession } from '../git/audit.js';
 import { startEgress, type EgressPlan, type RunningEgress } from '../egress/broker.js';
 import { stageCaFile } from '../egress/ca-file.js';
@@ -19,6 +20,7 @@ import { startPublish, type PublishPlan, type RunningPublish } from '../egress/p
 import { quarantineDirOf, type SessionLayout } from '../workspace/layout.js';
 import { reach, type FaultHooks } from './faults.js';
 import { prepareHome, scrubHome, type PlantedLink } from '../workspace/home.js';
+import { prepareCacheLayers, removeCacheLayers } from './caches.js';
 
 export interface Acquired {
   prepared: Attribution;
@@ -45,6 +47,8 @@ export interface AcquireInput {
   egress: EgressPlan;
   /** The host ports carried into the container: taken first (a taken one refuses before anything exists). */
   publish: PublishPlan;
+  /** Every mount of the container: the layers of its overlay mounts (--cache) are made here and removed on release. */
+  allMounts?: MountEntry[];
   env: NodeJS.ProcessEnv;
   log: (line: string) => void;
   faults?: FaultHooks;
@@ -75,6 +79,11 @@ export async function acquire(input: AcquireInput): Promise<Acquired> {
     // --ca-file's checked bytes, beside the credential copy (removed with the stage dir).
     if (input.egress.ca) await stageCaFile(input.egress.ca);
     await reach(input.faults, 'staged');
+    // The caches' layers: empty, beneath <root>/cache-layers; what the session wrote there goes after it.
+    if (input.allMounts?.some((m) => m.overlay)) {
+      undo.push(() => removeCacheLayers(layout.cacheLayerDir));
+      prepareCacheLayers(layout.cacheLayerDir, input.allMounts);
+    }
     prepareHome(layout.home, process.geteuid?.() ?? 0);
     undo.push(() => planted.push(...scrubHome(layout.home, input.installed)));
     const git = await startGitSession(input.mounts, layout.workspace, layout.sessionId, input.log, { quarantineRoot: quarantineDirOf(layout.root, layout.sessionId), ...(input.diskBytes ? { diskBytes: input.diskBytes } : {}) });

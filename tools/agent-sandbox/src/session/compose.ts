@@ -19,6 +19,7 @@ import type { LaunchRequest } from './request.js';
 import { egressMount, proxyEnv, relayPrefix, type EgressPlan } from '../egress/broker.js';
 import { caEnv, caMount } from '../egress/ca-file.js';
 import { publishMounts, publishPrefix, type PublishPlan } from '../egress/publish.js';
+import { noCaches, type CacheGrant, type PlannedCaches } from './caches.js';
 
 export type { SessionIdentity };
 
@@ -36,6 +37,8 @@ export interface SessionPlan {
   argv: string[];
   /** Values behind the launcher's own names in runPlan.env (git's command-scope config, the proxy URLs): not secrets. */
   containerEnv: Record<string, string>;
+  /** The host package caches given (--cache): read-only below a private layer. */
+  caches: CacheGrant[];
 }
 
 export interface ComposeInput {
@@ -46,6 +49,8 @@ export interface ComposeInput {
   layout: SessionLayout;
   credentials: CredStagePlanOutput;
   mounts: MountPlanOutput;
+  /** The host package caches (session/caches.ts); none when absent. */
+  caches?: PlannedCaches;
   facts: RunFacts;
   /** The caller's environment: which of the runtime's variable names are set. */
   env: NodeJS.ProcessEnv;
@@ -69,11 +74,12 @@ export function composePlan(input: ComposeInput): SessionPlan {
   const { request, identity, layout, credentials, mounts, egress, publish } = input;
   const socketMount = egress.socketDir ? [{ source: egress.socketDir, destination: egressMount, readOnly: true }] : [];
   const caMounts = egress.ca ? [{ source: egress.ca.staged, destination: caMount, readOnly: true }] : [];
-  const allMounts = orderMounts([...mounts.mounts, ...credentials.mounts, ...socketMount, ...caMounts, ...publishMounts(publish)]);
+  const caches = input.caches ?? noCaches;
+  const allMounts = orderMounts([...mounts.mounts, ...credentials.mounts, ...socketMount, ...caMounts, ...publishMounts(publish), ...caches.mounts]);
   const passed = runtimes[request.runtime].env.filter((name) => input.env[name] !== undefined);
   // A quiet terminal: the entrypoint's own lines go to a file in the home (read into the ledger; --verbose says them after).
   const quiet: Record<string, string> = { [entrypointLogEnvName]: containerEntrypointLog };
-  const containerEnv = { ...mounts.env, ...proxyEnv(egress), ...caEnv(egress.ca), ...quiet };
+  const containerEnv = { ...mounts.env, ...proxyEnv(egress), ...caEnv(egress.ca), ...caches.env, ...quiet };
   const runPlan: RunPlan = {
     image: identity.image,
     sessionId: layout.sessionId,
@@ -112,6 +118,7 @@ export function composePlan(input: ComposeInput): SessionPlan {
     runPlan,
     argv: buildRunArgv(runPlan, input.facts),
     containerEnv,
+    caches: caches.grants,
   };
 }
 

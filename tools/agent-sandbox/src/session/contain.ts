@@ -51,6 +51,7 @@ export async function containSession(request: LaunchRequest, prepared: PreparedS
     diskBytes: parseSize('--disk', plan.identity.limits.disk),
     egress: plan.egress,
     publish: plan.publish,
+    allMounts: plan.allMounts,
     env: io.env,
     log: io.log,
     ...(io.faults ? { faults: io.faults } : {}),

@@ -55,5 +55,6 @@ export function sessionEnd(run: SessionRun, audit: GitAudit, plan: SessionPlan, 
     ...(context.work ? { work: context.work } : {}),
     ...(context.planted?.length ? { planted: plantedField(context.planted) } : {}),
     ...(plan.publish.ports.length > 0 ? { published: plan.publish.ports } : {}),
+    ...(plan.caches?.length ? { caches: plan.caches } : {}),
   };
 }

@@ -2,8 +2,8 @@
  * Preflight once, then compose: every check that can refuse a session runs here, before
  * anything is staged, chowned or started. The host (limits enforceable 88, a runtime 83, the
  * image 82, podman's storage 83, the ledger 83, room for the disk ceiling 88), the credential
- * (85: planned, not yet copied), the mounts (86, 87) and --ca-file (86, 80: read and checked
- * here, copied at acquire). Then the plan, composed purely.
+ * (85: planned, not yet copied), the mounts (86, 87), --ca-file (86, 80: read and checked
+ * here, copied at acquire) and the caches (--cache or the config file: 80, 86). Then the plan, composed purely.
  */
 import { planCredentials } from '@agent-sandbox/cred-stage';
 import { planMounts } from '@agent-sandbox/mount-plan';
@@ -19,6 +19,7 @@ import { egressPlanOf } from '../egress/broker.js';
 import { publishPlanOf } from '../egress/publish.js';
 import { recordedGitRoots } from '../workspace/record.js';
 import { readCaFile } from '../egress/ca-file.js';
+import { cachesAsked, planCaches } from './caches.js';
 
 export interface PreparedSession {
   plan: SessionPlan;
@@ -33,6 +34,8 @@ export interface PrepareIo {
   user: string;
   stdinIsTTY: boolean;
   stdoutIsTTY: boolean;
+  /** Where a note goes (a cache asked for that the host does not have). */
+  log?: (line: string) => void;
 }
 
 /** cred-stage's input for a session: staged under the session's own directory, valid for its whole timeout. */
@@ -90,7 +93,9 @@ export async function composeSession(
   const ca = request.caFile ? await readCaFile(request.caFile, layout.stageDir) : undefined;
   const egress = egressPlanOf(request, layout.sessionId, identity.runId, ca);
   const publish = publishPlanOf(request.publish, layout.sessionId);
-  const plan = composePlan({ request, egress, publish, identity: withAccount, layout, credentials, mounts, facts, env: io.env, tty });
+  const caches = await planCaches(cachesAsked(request, io.env), io.env, layout.cacheLayerDir);
+  for (const line of caches.skipped) io.log?.(line);
+  const plan = composePlan({ request, egress, publish, identity: withAccount, layout, credentials, mounts, caches, facts, env: io.env, tty });
   return { plan, facts, stageInput, installed: installedPaths(layout.home, credentials.install) };
 }
 

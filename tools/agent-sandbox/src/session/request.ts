@@ -41,6 +41,22 @@ export interface RequestContext {
   nameOf?: (field: string) => string;
 }
 
+/**
+ * --cache as typed: repeatable and comma-separated (`--cache npm,pip --cache pnpm`), each name
+ * once; `none` (or an empty value) alone asks for no cache, over the config's default.
+ * Undefined when not given: the config file's default then applies (session/caches.ts).
+ */
+export function cachesGiven(value: unknown, name = '--cache'): unknown {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) return value;
+  const names = value.flatMap((v) => (typeof v === 'string' ? v.split(',').map((n) => n.trim()) : [v]));
+  const wanted = names.filter((n) => n !== '' && n !== 'none');
+  if (wanted.length > 0 && wanted.length < names.length) {
+    throw new ToolError('usage', 'bad-flag', `${name}: none (or an empty value) asks for no cache and goes alone, got ${JSON.stringify(value.join(','))}`);
+  }
+  return [...new Set(wanted)];
+}
+
 /** The rules across fields: the broker's flags and a namespace of the caller's exclude each other; every --allow-host entry parses. */
 function checkRules(request: LaunchRequest, given: Given, naming: Naming): void {
   for (const entry of request.allowHosts) parseEntry(entry, nameOfField(naming, 'allowHosts'));
@@ -60,6 +76,7 @@ function checkRules(request: LaunchRequest, given: Given, naming: Naming): void 
 export function requestOf(mode: Mode, given: Given, context: RequestContext): LaunchRequest {
   const limits = 'parsed' in given.limits ? (given.limits.parsed as Limits) : limitsFrom(given.limits);
   const fields = Object.fromEntries(Object.entries(given.fields).filter(([, v]) => v !== undefined));
+  if (fields['caches'] !== undefined) fields['caches'] = cachesGiven(fields['caches'], context.nameOf ? context.nameOf('caches') : '--cache');
   const ledgerFile = typeof fields['ledgerFile'] === 'string' ? fields['ledgerFile'] : pathDefaults(context.env).ledgerFile;
   const naming: Naming = { schema: LaunchRequestSchema, ...(context.nameOf ? { nameOf: context.nameOf } : {}) };
   const request = normalise(LaunchRequest, naming, { mode, ...fields, limits }, {

@@ -1,7 +1,8 @@
 /**
  * Where a session lives on a node, fixed once per launch: the permitted root (default
  * $HOME/sandbox), the workspace pinned at <root>/workspaces/<id> (docs/design.md), the
- * session home <root>/homes/<id>, the staged credential copies <root>/secrets/<id>, and the
+ * session home <root>/homes/<id>, the staged credential copies <root>/secrets/<id>, the layers
+ * over the host caches <root>/cache-layers/<id>, and the
  * session's lock and record <root>/sessions/<id>.{lock,json}. The session id is the workspace
  * id: one session per workspace at a time, enforced by the lock. The workspace is checked with
  * path-guard's core after realpath.
@@ -20,6 +21,8 @@ export interface SessionLayout {
   home: string;
   /** Staged credential copies; never mounted whole. */
   stageDir: string;
+  /** The private layers over the host caches (--cache): <root>/cache-layers/<id>/<name>/{upper,work}. */
+  cacheLayerDir: string;
   /** The lock (held for the whole session) and the record a sweep reads when its owner died. */
   lockFile: string;
   recordFile: string;
@@ -61,6 +64,7 @@ export function layoutFor(root: string, sessionId: string, workspace = path.join
     workspace,
     home: path.join(root, 'homes', sessionId),
     stageDir: path.join(root, 'secrets', sessionId),
+    cacheLayerDir: path.join(root, 'cache-layers', sessionId),
     lockFile: path.join(sessionsDir(root), `${sessionId}.lock`),
     recordFile: path.join(sessionsDir(root), `${sessionId}.json`),
     containerName: containerNameFor(sessionId),

@@ -15,6 +15,7 @@ t.test('every path of a session follows from the root and its id', async (t) => 
     workspace: '/r/workspaces/fix-1',
     home: '/r/homes/fix-1',
     stageDir: '/r/secrets/fix-1',
+    cacheLayerDir: '/r/cache-layers/fix-1',
     lockFile: '/r/sessions/fix-1.lock',
     recordFile: '/r/sessions/fix-1.json',
     containerName: 'agent-sandbox-fix-1',

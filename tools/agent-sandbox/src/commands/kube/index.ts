@@ -31,7 +31,11 @@ export async function kubeObjects(request: LaunchRequest, io: LaunchIo) {
   if (request.publish.length > 0) {
     throw new ToolError('usage', 'bad-flag', '--publish: the launcher carries published ports itself; a Pod has no launcher beside it (use kubectl port-forward)');
   }
-  const { plan, stageInput } = await planSession(request, io, 'kube');
+  if (request.caches?.length) {
+    throw new ToolError('usage', 'bad-flag', `--cache: a Pod has no private layer over a host directory (podman's :O); caches are for podman sessions on this machine, got ${request.caches.join(',')}`);
+  }
+  // The config's default caches are for podman sessions: a Pod gets none.
+  const { plan, stageInput } = await planSession({ ...request, caches: [] }, io, 'kube');
   const lock = lockWorkspace(plan.layout.lockFile, plan.layout.recordFile, plan.layout.sessionId);
   try {
     await stageCredentials(stageInput, { env: io.env });

@@ -27,6 +27,7 @@
  * which is all podman 4.3's kube play reads (measured: the field alone leaves unshare -U
  * working in the pod). A node without the file refuses to start the pod (kube play: exit 125).
  */
+import { ToolError } from '@agent-sandbox/shared';
 import { parseDuration } from '@agent-sandbox/shared/limits';
 import { parseSize } from '@agent-sandbox/shared/limits';
 import { seccompProfileName } from '@agent-sandbox/sandbox-run';
@@ -121,6 +122,8 @@ export function kubeManifest(input: KubeInput): Record<string, unknown> {
 export function podManifest(input: KubeInput): Record<string, unknown> {
   const memory = memoryQuantity(input.limits.memory);
   const cpu = cpuQuantity(input.limits.cpus);
+  // A hostPath has no private layer: an overlay mount would hand the Pod the host directory itself.
+  if (input.mounts.some((m) => m.overlay)) throw new ToolError('usage', 'bad-flag', 'kube: an overlay mount (--cache) cannot be a hostPath volume');
   const volumes = input.mounts.map((m, i) => ({
     name: volumeName(i, m.destination),
     hostPath: { path: m.source },
