@@ -84,7 +84,7 @@ t.test('a full session over real ssh returns the agent exit code and writes a le
   t.match(r.sshd.log(), /Accepted publickey for root/, 'sshd authenticated the dispatch key');
 });
 
-t.test("a dispatched session is listed and stopped through the node's forced command (ps --host, stop --host)", async (t) => {
+t.test("a dispatched session is listed, entered and stopped through the node's forced command (ps, shell and stop --host)", async (t) => {
   const r = await remote(t, 'live');
   const flags = r.flags.filter((f, i, all) => f !== '--agent-bin' && all[i - 1] !== '--agent-bin');
   const running = path.join(r.sshd.nodeRoot, 'workspaces', r.id, '.running');
@@ -95,11 +95,14 @@ t.test("a dispatched session is listed and stopped through the node's forced com
   const listed = ps.stdout.trim().split('\n').map((l) => JSON.parse(l));
   t.match(listed, [{ workspace: r.id, runtime: 'codex' }], "the node's running session, as its receiver read it");
   t.equal((await launcher(r, ['ps', '--root', path.join(r.dir, 'nothing-here'), '--json'])).stdout, '', 'locally (the control): no session runs here');
+  const shell = await execa(binPath('agent-sandbox'), ['shell', r.id, '--host', 'node1', '--hosts', r.registry, '--', 'sh', '-c', 'id -u; cat; exit 5'], { env: r.env, extendEnv: false, reject: false, timeout: 120_000, input: 'from the client\n' });
+  t.same({ exitCode: shell.exitCode, stdout: shell.stdout }, { exitCode: 5, stdout: '1000\nfrom the client' }, "shell --host: the command ran in the node's session as the agent, read the client's stdin, and its status came back");
   const stop = await launcher(r, ['stop', r.id, '--host', 'node1', '--hosts', r.registry, '--grace', '1', '--json']);
   t.equal(stop.exitCode, 0, stop.stderr);
   t.match(JSON.parse(stop.stdout), { ok: true, workspace: r.id, grace: 1, verdict: { reason: 'stopped' } }, "the node's stop document: its launcher ended it, stopped");
   const ended = await session;
   t.match(lines(r.ledger)[0], { reason: 'stopped', remote: { via: 'ssh', verdict: 'received' } }, "the dispatching side's line: stopped, the node's verdict received");
+  t.match(lines(r.sshd.nodeLedger)[0], { shells: { named: [{ command: ['sh', '-c', 'id -u; cat; exit 5'] }] } }, "the node's line records the shell");
   t.not(ended.exitCode, 0, `the dispatched run ended with the agent's status (${ended.exitCode})`);
   const again = await launcher(r, ['stop', r.id, '--host', 'node1', '--hosts', r.registry]);
   t.equal(again.exitCode, 93, `a second stop: the node's 93 carried back (${again.stderr})`);

@@ -154,7 +154,15 @@ export type AttachedStdio = 'inherit' | 'ignore' | readonly AttachedStdioSlot[];
  */
 export async function spawnPodmanAttached(
   args: string[],
-  call: { stdio?: AttachedStdio; env?: NodeJS.ProcessEnv; passEnv?: string[]; signal?: AbortSignal; onSpawn?: (pid: number | undefined) => void } = {},
+  call: {
+    stdio?: AttachedStdio;
+    env?: NodeJS.ProcessEnv;
+    passEnv?: string[];
+    signal?: AbortSignal;
+    onSpawn?: (pid: number | undefined) => void;
+    /** With stdio[0] 'pipe': what podman reads, written by the caller (a shell carried over ssh). */
+    feedStdin?: (stdin: NodeJS.WritableStream) => void;
+  } = {},
 ): Promise<number> {
   const opened: number[] = [];
   const slot = (s: AttachedStdioSlot) => {
@@ -173,6 +181,10 @@ export async function spawnPodmanAttached(
         env: call.env ?? podmanEnv(process.env, call.passEnv),
       });
       call.onSpawn?.(child.pid);
+      if (child.stdin && call.feedStdin) {
+        child.stdin.on('error', () => undefined); // podman may end before its input does
+        call.feedStdin(child.stdin);
+      }
       const abort = () => child.kill('SIGTERM');
       call.signal?.addEventListener('abort', abort, { once: true });
       child.once('error', () => resolve(-1));

@@ -82,7 +82,7 @@ export const NodeSetupOptions = Closed({
   json: Json(),
 });
 
-/** `ps` and `stop` on a node of the registry: asked over the same ssh identity as a dispatched run. */
+/** `ps`, `stop` and `shell` on a node of the registry: asked over the same ssh identity as a dispatched run. */
 const OnHost = {
   host: Type.Optional(Text('host', "the registry's host whose sessions these are (a dispatch node: asked through its forced command; --root is then the node's own)")),
   registryFile: RegistryFile,
@@ -107,4 +107,5 @@ export const StopOptions = Closed({
 /** `agent-sandbox shell WORKSPACE [-- CMD...]`: a process inside the running session. */
 export const ShellOptions = Closed({
   root: Root,
+  ...OnHost,
 });

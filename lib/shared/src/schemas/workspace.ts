@@ -165,16 +165,20 @@ export const ReturnRequest = Closed(
 export type ReturnRequest = Static<typeof ReturnRequest>;
 
 /**
- * The forced command's third request kind: what `ps --host` and `stop --host` ask of a node,
- * answered from the node's own root (the running sessions' lines, or the stop document) on stdout.
+ * The forced command's third request kind: what `ps --host`, `stop --host` and `shell --host` ask
+ * of a node, answered from the node's own root (the running sessions' lines, the stop document,
+ * or the command's own output and status).
  */
 export const LiveRequest = Closed(
   {
     version: Type.Literal(1),
-    kind: Type.Union([Type.Literal('ps'), Type.Literal('stop')], { description: "ps: the node's running sessions (JSON lines); stop: end the session of workspaceId" }),
+    kind: Type.Union([Type.Literal('ps'), Type.Literal('stop'), Type.Literal('shell')], {
+      description: "ps: the node's running sessions (JSON lines); stop: end the session of workspaceId; shell: run command in it, the connection's bytes after the request its input",
+    }),
     nodeMachineId: Type.String({ pattern: '^[0-9a-f]{32}$' }),
     workspaceId: Type.Optional(WorkspaceId),
     graceSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86400, description: "stop: seconds between the agent's SIGTERM and the kill" })),
+    command: Type.Optional(Type.Array(Type.String({ maxLength: 4096 }), { maxItems: 256, description: 'shell: the command (none: a login shell, with no terminal)' })),
   },
   { $id: 'agent-sandbox.live-request' },
 );

@@ -7,6 +7,8 @@ import { ToolError, type CommandSpec } from '@agent-sandbox/shared';
 import { flagsOf, readOptions } from '@agent-sandbox/shared/options';
 import { ShellOptions, ShellOptionsSchema } from '@agent-sandbox/shared/validators/agent-sandbox-options';
 import { pathDefaults } from '../paths.js';
+import { chooseHost } from '../dispatch/ask-node.js';
+import { shellOverSsh } from '../dispatch/ssh.js';
 import { shellSession } from '../session/shell-session.js';
 
 export function shellCommand(): CommandSpec {
@@ -19,12 +21,19 @@ export function shellCommand(): CommandSpec {
     examples: [
       ['agent-sandbox shell fix-1', 'a login shell in the session of workspace fix-1'],
       ['agent-sandbox shell fix-1 -- git log -3', 'one command; its exit status is the shell\'s'],
+      ['agent-sandbox shell fix-1 --host node-1 -- git status', 'the same in a session dispatched to node-1 (no terminal there)'],
     ],
     run: async (_input, ctx) => {
-      const { root } = readOptions(ShellOptions, ShellOptionsSchema, ctx.options, { root: pathDefaults(ctx.env).root });
+      const paths = pathDefaults(ctx.env);
+      const options = readOptions(ShellOptions, ShellOptionsSchema, ctx.options, { root: paths.root, registryFile: paths.registryFile });
       const [workspace, ...command] = ctx.rest;
       if (workspace === undefined) throw new ToolError('usage', 'bad-flag', 'shell: expected WORKSPACE (shell WORKSPACE [-- CMD...])');
-      return { exitCode: await shellSession({ root, workspace, command, tty: ctx.stdinIsTTY && ctx.stdoutIsTTY, env: ctx.env }) };
+      const remote = options.host ? await chooseHost({ host: options.host, registryFile: options.registryFile, registryExplicit: ctx.options['hosts'] !== undefined, machineIdFile: options.machineIdFile }) : undefined;
+      if (remote && !remote.local) {
+        // The dispatch key has no terminal: the command's input is this process's stdin, as it is.
+        return { exitCode: await shellOverSsh(remote.host, { version: 1, kind: 'shell', nodeMachineId: remote.host.machineId, workspaceId: workspace, command }) };
+      }
+      return { exitCode: await shellSession({ root: options.root, workspace, command, tty: ctx.stdinIsTTY && ctx.stdoutIsTTY, env: ctx.env }) };
     },
   };
 }

@@ -6,6 +6,7 @@
  */
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { HostEntry, HostSsh } from '@agent-sandbox/shared/schemas/agent-sandbox-hosts';
 import type { SessionRequest } from '@agent-sandbox/shared/schemas/agent-sandbox';
@@ -168,6 +169,35 @@ export async function requestOverSsh(
     const refusal = tagged ? taggedObject(tagged, receiverRefusedTag) : undefined;
     const tail = lines.filter((l) => !l.startsWith(receiverRefusedTag)).slice(-3).join(' | ');
     return { exitCode: bytes > maxBytes ? 255 : exitCode, bytes, stderrTail: tail, ...(refusal ? { refusal } : {}) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A shell request (`shell --host`): the request's line, then this process's stdin, go to the node;
+ * the command's output comes back on this process's stdout and stderr as it is made, with no
+ * terminal (the dispatch key has none). Resolves to ssh's exit status: the command's own, the
+ * receiver's refusal (93 when no session runs there), or 255 when ssh itself failed.
+ */
+export async function shellOverSsh(host: HostEntry, request: LiveRequest): Promise<number> {
+  if (!host.ssh) throw new ToolError('internal', 'no-ssh-entry', `host ${host.name} has no ssh entry`);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sandbox-ssh-'));
+  try {
+    const knownHosts = path.join(dir, 'known_hosts');
+    writeFileSync(knownHosts, knownHostsLine(host.ssh), { mode: 0o600 });
+    const [bin, ...args] = buildSshArgv(host.ssh, knownHosts);
+    const child = spawn(bin!, args, { stdio: ['pipe', 'inherit', 'inherit'] });
+    child.stdin.on('error', () => undefined);
+    child.stdin.write(`${JSON.stringify(request)}\n`);
+    process.stdin.pipe(child.stdin);
+    const code = await new Promise<number>((resolve) => {
+      child.once('error', () => resolve(255));
+      child.once('close', (status) => resolve(typeof status === 'number' ? status : 255));
+    });
+    process.stdin.unpipe(child.stdin);
+    process.stdin.pause();
+    return code;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

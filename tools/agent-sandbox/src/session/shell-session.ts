@@ -44,10 +44,23 @@ function noteShell(file: string, note: ShellNote): void {
 }
 
 /** Runs the command (or a login shell) in the session; resolves with its exit status, unchanged (podman's own 125-127 when exec itself failed). */
-export async function shellSession(options: { root: string; workspace: string; command: string[]; tty: boolean; env: NodeJS.ProcessEnv }): Promise<number> {
+export async function shellSession(options: {
+  root: string;
+  workspace: string;
+  command: string[];
+  tty: boolean;
+  env: NodeJS.ProcessEnv;
+  /** The command's input when it is not this process's stdin (a node's receiver: the ssh channel after the request). */
+  feedStdin?: (stdin: NodeJS.WritableStream) => void;
+}): Promise<number> {
   const { layout, record } = requireRunning(options.root, options.workspace, 'shell');
   const user = os.userInfo();
   noteShell(shellsFileOf(layout), { at: new Date().toISOString(), by: user.username, uid: user.uid, command: options.command.slice(0, 20), tty: options.tty });
-  const status = await spawnPodmanAttached(shellArgs(record.containerName, layout.sessionId, options.command, options.tty), { stdio: 'inherit', env: podmanEnv(options.env) });
+  const stdio = options.feedStdin ? (['pipe', 'inherit', 'inherit'] as const) : 'inherit';
+  const status = await spawnPodmanAttached(shellArgs(record.containerName, layout.sessionId, options.command, options.tty), {
+    stdio,
+    env: podmanEnv(options.env),
+    ...(options.feedStdin ? { feedStdin: options.feedStdin } : {}),
+  });
   return status < 0 ? 125 : status;
 }

@@ -54,7 +54,7 @@ export function acceptRequest(text: string, machineId: string): SessionRequest |
   const doc = parseJsonDocument(text, 'request');
   const kind = typeof doc === 'object' && doc !== null ? (doc as { kind?: unknown }).kind : undefined;
   const request =
-    kind === 'return' ? validateDocument(ReturnRequest, doc, 'request') : kind === 'ps' || kind === 'stop' ? validateDocument(LiveRequest, doc, 'request') : validateDocument(SessionRequest, doc, 'request');
+    kind === 'return' ? validateDocument(ReturnRequest, doc, 'request') : kind === 'ps' || kind === 'stop' || kind === 'shell' ? validateDocument(LiveRequest, doc, 'request') : validateDocument(SessionRequest, doc, 'request');
   if (request.nodeMachineId !== machineId) {
     throw new ToolError('policy', 'wrong-node', `request is meant for node ${request.nodeMachineId}, this node is ${machineId}; refused`);
   }
@@ -89,13 +89,13 @@ async function takeWork(channel: Channel, request: SessionRequest, config: Recei
   }
 }
 
-const isLive = (request: { kind?: string }): request is LiveRequest => request.kind === 'ps' || request.kind === 'stop';
+const isLive = (request: { kind?: string }): request is LiveRequest => request.kind === 'ps' || request.kind === 'stop' || request.kind === 'shell';
 
 async function receiveOn(channel: Channel, config: ReceiverConfig, io: LaunchIo): Promise<number> {
   const machineId = readMachineId(config.machineIdFile);
   const request = acceptRequest(await channel.firstLine(), machineId);
   if (request.kind === 'return') return await serveReturn(request, config.root, config.stdout());
-  if (isLive(request)) return await serveLive(request, config.root, config.stdout(), io.log);
+  if (isLive(request)) return await serveLive(request, config.root, { stdout: config.stdout(), log: io.log, env: io.env, input: channel });
   io.log(`${receiverStartedTag}${request.workspaceId}`);
   const host = hostName();
   const launchRequest = requestOfSession(request, { root: config.root, ledgerFile: config.ledgerFile, machineIdFile: config.machineIdFile, env: io.env });
