@@ -19,7 +19,7 @@ function summary(refused: EgressSummary['refused'], others = 0): EgressSummary {
 
 function ended(over: { stopped?: string; reason?: string; egress?: EgressSummary } = {}) {
   const run = { exitCode: over.stopped ? 137 : 1, startedAt: identity.startedAt, endedAt: new Date().toISOString(), reason: over.reason ?? 'exited', attribution: { evidence: { basis: 'exit-status' }, peak, containerId: 'c'.repeat(64) }, disk, ...(over.stopped ? { stopped: over.stopped } : {}) };
-  const plan = { runPlan: { network: 'none' }, credentials: { expiryOverride: false }, egress: { mode: 'broker', allow: ['api.anthropic.com'], logPath: '/state/egress/fix-1.jsonl' } };
+  const plan = { runPlan: { network: 'none' }, credentials: { expiryOverride: false }, egress: { mode: 'broker', allow: ['api.anthropic.com'], logPath: '/state/egress/fix-1.jsonl' }, publish: { ports: [] } };
   return sessionEnd(run as never, { nestedGit: [] }, plan as never, { noNewPrivs: false, ...(over.egress ? { egress: over.egress } : {}) });
 }
 
