@@ -61,6 +61,20 @@ export interface DispatchResult {
   stderrTail: string;
 }
 
+/** Runs `fn` with ssh's argv for `host` (its key pinned in a known_hosts file of its own, removed after). */
+async function withSsh<T>(host: HostEntry, fn: (bin: string, args: string[]) => Promise<T>): Promise<T> {
+  if (!host.ssh) throw new ToolError('internal', 'no-ssh-entry', `host ${host.name} has no ssh entry`);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sandbox-ssh-'));
+  try {
+    const knownHosts = path.join(dir, 'known_hosts');
+    writeFileSync(knownHosts, knownHostsLine(host.ssh), { mode: 0o600 });
+    const [bin, ...args] = buildSshArgv(host.ssh, knownHosts);
+    return await fn(bin!, args);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** The JSON object after a tag, or undefined when it is not one. */
 function taggedObject(line: string, tag: string): Record<string, unknown> | undefined {
   try {
@@ -81,60 +95,53 @@ export async function dispatchOverSsh(
   request: SessionRequest,
   io: { stdout: { file: string; append: true } | 'inherit'; stderr: (line: string) => void; payload?: string },
 ): Promise<DispatchResult> {
-  if (!host.ssh) throw new ToolError('internal', 'no-ssh-entry', `host ${host.name} has no ssh entry`);
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sandbox-ssh-'));
-  try {
-    const knownHosts = path.join(dir, 'known_hosts');
-    writeFileSync(knownHosts, knownHostsLine(host.ssh), { mode: 0o600 });
-    const [bin, ...args] = buildSshArgv(host.ssh, knownHosts);
+  return await withSsh(host, async (bin, args) => {
     // Loaded on first use: execa is a large module that a session's common path never needs.
     const { execa } = await import('execa');
     // The request is one line; stdin then stays open for the whole session. If this process
     // dies, the pipe closes, ssh sends end of file, and the receiver stops the session.
-    const child = execa(bin!, args, {
+    const child = execa(bin, args, {
       stdin: 'pipe',
       stdout: io.stdout,
       stderr: 'pipe',
       reject: false,
       buffer: { stdout: false, stderr: false },
       shell: false,
-    });
-    child.stdin?.on('error', () => undefined);
-    child.stdin?.write(`${JSON.stringify(request)}\n`);
-    // The work's bundle follows the line, exactly request.work.bytes; stdin stays open after it.
-    if (io.payload && child.stdin) createReadStream(io.payload).on('error', () => undefined).pipe(child.stdin, { end: false });
-    let started = false;
-    let verdict: Record<string, unknown> | undefined;
-    let refusal: Record<string, unknown> | undefined;
-    const tail: string[] = [];
-    let pending = '';
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (chunk: string) => {
-      pending += chunk;
-      let nl: number;
-      while ((nl = pending.indexOf('\n')) >= 0) {
-        const line = pending.slice(0, nl).replace(/\r$/, '');
-        pending = pending.slice(nl + 1);
-        if (line.startsWith(receiverStartedTag)) started = true;
-        else if (line.startsWith(receiverVerdictTag)) {
-          verdict = taggedObject(line, receiverVerdictTag) ?? verdict;
-          if (!verdict) io.stderr(forTerminal(line));
-        } else if (line.startsWith(receiverRefusedTag)) {
-          refusal = taggedObject(line, receiverRefusedTag);
-        } else {
-          tail.push(line);
-          if (tail.length > 20) tail.shift();
-          io.stderr(line);
-        }
+  });
+  child.stdin?.on('error', () => undefined);
+  child.stdin?.write(`${JSON.stringify(request)}\n`);
+  // The work's bundle follows the line, exactly request.work.bytes; stdin stays open after it.
+  if (io.payload && child.stdin) createReadStream(io.payload).on('error', () => undefined).pipe(child.stdin, { end: false });
+  let started = false;
+  let verdict: Record<string, unknown> | undefined;
+  let refusal: Record<string, unknown> | undefined;
+  const tail: string[] = [];
+  let pending = '';
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    pending += chunk;
+    let nl: number;
+    while ((nl = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, nl).replace(/\r$/, '');
+      pending = pending.slice(nl + 1);
+      if (line.startsWith(receiverStartedTag)) started = true;
+      else if (line.startsWith(receiverVerdictTag)) {
+        verdict = taggedObject(line, receiverVerdictTag) ?? verdict;
+        if (!verdict) io.stderr(forTerminal(line));
+      } else if (line.startsWith(receiverRefusedTag)) {
+        refusal = taggedObject(line, receiverRefusedTag);
+      } else {
+        tail.push(line);
+        if (tail.length > 20) tail.shift();
+        io.stderr(line);
       }
-    });
-    const result = await child;
-    if (pending) io.stderr(pending);
-    const exitCode = typeof result.exitCode === 'number' ? result.exitCode : 255;
-    return { exitCode, started, stderrTail: tail.join('\n'), ...(verdict ? { verdict } : {}), ...(refusal ? { refusal } : {}) };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+    }
+  });
+  const result = await child;
+  if (pending) io.stderr(pending);
+  const exitCode = typeof result.exitCode === 'number' ? result.exitCode : 255;
+  return { exitCode, started, stderrTail: tail.join('\n'), ...(verdict ? { verdict } : {}), ...(refusal ? { refusal } : {}) };
+  });
 }
 
 /**
@@ -148,30 +155,23 @@ export async function requestOverSsh(
   sink: (chunk: Buffer) => void,
   maxBytes: number,
 ): Promise<{ exitCode: number; bytes: number; stderrTail: string; refusal?: Record<string, unknown> }> {
-  if (!host.ssh) throw new ToolError('internal', 'no-ssh-entry', `host ${host.name} has no ssh entry`);
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sandbox-ssh-'));
-  try {
-    const knownHosts = path.join(dir, 'known_hosts');
-    writeFileSync(knownHosts, knownHostsLine(host.ssh), { mode: 0o600 });
-    const [bin, ...args] = buildSshArgv(host.ssh, knownHosts);
+  return await withSsh(host, async (bin, args) => {
     const { execa } = await import('execa');
-    const child = execa(bin!, args, { input: `${JSON.stringify(request)}\n`, stdout: 'pipe', stderr: 'pipe', reject: false, buffer: { stdout: false }, shell: false });
+    const child = execa(bin, args, { input: `${JSON.stringify(request)}\n`, stdout: 'pipe', stderr: 'pipe', reject: false, buffer: { stdout: false }, shell: false });
     let bytes = 0;
     child.stdout?.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
       if (bytes > maxBytes) child.kill('SIGTERM');
       else sink(chunk);
-    });
-    const result = await child;
-    const exitCode = typeof result.exitCode === 'number' ? result.exitCode : 255;
-    const lines = String(result.stderr ?? '').trim().split('\n');
-    const tagged = lines.find((l) => l.startsWith(receiverRefusedTag));
-    const refusal = tagged ? taggedObject(tagged, receiverRefusedTag) : undefined;
-    const tail = lines.filter((l) => !l.startsWith(receiverRefusedTag)).slice(-3).join(' | ');
-    return { exitCode: bytes > maxBytes ? 255 : exitCode, bytes, stderrTail: tail, ...(refusal ? { refusal } : {}) };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
+  const result = await child;
+  const exitCode = typeof result.exitCode === 'number' ? result.exitCode : 255;
+  const lines = String(result.stderr ?? '').trim().split('\n');
+  const tagged = lines.find((l) => l.startsWith(receiverRefusedTag));
+  const refusal = tagged ? taggedObject(tagged, receiverRefusedTag) : undefined;
+  const tail = lines.filter((l) => !l.startsWith(receiverRefusedTag)).slice(-3).join(' | ');
+  return { exitCode: bytes > maxBytes ? 255 : exitCode, bytes, stderrTail: tail, ...(refusal ? { refusal } : {}) };
+  });
 }
 
 /**
@@ -181,26 +181,19 @@ export async function requestOverSsh(
  * receiver's refusal (93 when no session runs there), or 255 when ssh itself failed.
  */
 export async function shellOverSsh(host: HostEntry, request: LiveRequest): Promise<number> {
-  if (!host.ssh) throw new ToolError('internal', 'no-ssh-entry', `host ${host.name} has no ssh entry`);
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sandbox-ssh-'));
-  try {
-    const knownHosts = path.join(dir, 'known_hosts');
-    writeFileSync(knownHosts, knownHostsLine(host.ssh), { mode: 0o600 });
-    const [bin, ...args] = buildSshArgv(host.ssh, knownHosts);
-    const child = spawn(bin!, args, { stdio: ['pipe', 'inherit', 'inherit'] });
+  return await withSsh(host, async (bin, args) => {
+    const child = spawn(bin, args, { stdio: ['pipe', 'inherit', 'inherit'] });
     child.stdin.on('error', () => undefined);
     child.stdin.write(`${JSON.stringify(request)}\n`);
     process.stdin.pipe(child.stdin);
     const code = await new Promise<number>((resolve) => {
       child.once('error', () => resolve(255));
       child.once('close', (status) => resolve(typeof status === 'number' ? status : 255));
-    });
-    process.stdin.unpipe(child.stdin);
-    process.stdin.pause();
-    return code;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
+  process.stdin.unpipe(child.stdin);
+  process.stdin.pause();
+  return code;
+  });
 }
 
 /** The second request kind: the bundle a session left, written to `file` (at most `maxBytes`). */
