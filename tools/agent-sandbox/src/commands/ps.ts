@@ -12,7 +12,7 @@ import type { PsLine } from '@agent-sandbox/shared/schemas/agent-sandbox-reports
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import { PsOptions, PsOptionsSchema } from '@agent-sandbox/shared/validators/agent-sandbox-options';
 import { PsLine as PsLineCheck } from '@agent-sandbox/shared/validators/agent-sandbox-reports';
-import { askNode, chooseHost } from '../dispatch/ask-node.js';
+import { askNode, remoteHost } from '../dispatch/ask-node.js';
 import { describeUptime } from '../ledger/describe.js';
 import { pathDefaults } from '../paths.js';
 import { runningSessions } from '../workspace/running.js';
@@ -69,8 +69,8 @@ export function psCommand(entry: Entry): CommandSpec {
       const paths = pathDefaults(ctx.env);
       const options = readOptions(PsOptions, PsOptionsSchema, ctx.options, { root: paths.root, registryFile: paths.registryFile });
       const { root, json } = options;
-      const remote = options.host ? await chooseHost({ host: options.host, registryFile: options.registryFile, registryExplicit: ctx.options['hosts'] !== undefined, machineIdFile: options.machineIdFile }) : undefined;
-      const sessions = remote && !remote.local ? await askNode(remote.host, { kind: 'ps' }, isPsLine) : runningSessions(root).map((running) => sessionNow(running));
+      const remote = await remoteHost(options, ctx.options);
+      const sessions = remote ? await askNode(remote, { kind: 'ps' }, isPsLine) : runningSessions(root).map((running) => sessionNow(running));
       if (json) entry.writeStdout(sessions.map((s) => `${JSON.stringify(s)}\n`).join(''));
       else if (sessions.length === 0) ctx.log(`agent-sandbox: no session runs in ${forTerminal(root)}`);
       else entry.writeStdout(formatPs(sessions).map((row) => `${row}\n`).join(''));

@@ -7,7 +7,7 @@ import { ToolError, type CommandSpec } from '@agent-sandbox/shared';
 import { flagsOf, readOptions } from '@agent-sandbox/shared/options';
 import { ShellOptions, ShellOptionsSchema } from '@agent-sandbox/shared/validators/agent-sandbox-options';
 import { pathDefaults } from '../paths.js';
-import { chooseHost } from '../dispatch/ask-node.js';
+import { remoteHost } from '../dispatch/ask-node.js';
 import { shellOverSsh } from '../dispatch/ssh.js';
 import { shellSession } from '../session/shell-session.js';
 
@@ -28,10 +28,10 @@ export function shellCommand(): CommandSpec {
       const options = readOptions(ShellOptions, ShellOptionsSchema, ctx.options, { root: paths.root, registryFile: paths.registryFile });
       const [workspace, ...command] = ctx.rest;
       if (workspace === undefined) throw new ToolError('usage', 'bad-flag', 'shell: expected WORKSPACE (shell WORKSPACE [-- CMD...])');
-      const remote = options.host ? await chooseHost({ host: options.host, registryFile: options.registryFile, registryExplicit: ctx.options['hosts'] !== undefined, machineIdFile: options.machineIdFile }) : undefined;
-      if (remote && !remote.local) {
+      const remote = await remoteHost(options, ctx.options);
+      if (remote) {
         // The dispatch key has no terminal: the command's input is this process's stdin, as it is.
-        return { exitCode: await shellOverSsh(remote.host, { version: 1, kind: 'shell', nodeMachineId: remote.host.machineId, workspaceId: workspace, command }) };
+        return { exitCode: await shellOverSsh(remote, { version: 1, kind: 'shell', nodeMachineId: remote.machineId, workspaceId: workspace, command }) };
       }
       return { exitCode: await shellSession({ root: options.root, workspace, command, tty: ctx.stdinIsTTY && ctx.stdoutIsTTY, env: ctx.env }) };
     },

@@ -13,7 +13,7 @@ import { pathDefaults } from '../paths.js';
 import type { HostEntry } from '@agent-sandbox/shared/schemas/agent-sandbox-hosts';
 import type { StopOutput } from '@agent-sandbox/shared/schemas/agent-sandbox-reports';
 import { StopOutput as StopOutputCheck } from '@agent-sandbox/shared/validators/agent-sandbox-reports';
-import { askNode, chooseHost } from '../dispatch/ask-node.js';
+import { askNode, remoteHost } from '../dispatch/ask-node.js';
 import { stopSession } from '../session/stop-session.js';
 
 /** A dispatched session's stop: its node's receiver stops it as a local stop would, and says how it ended. */
@@ -41,8 +41,8 @@ export function stopCommand(): CommandSpec {
       if (ctx.rest.length !== 1) throw new ToolError('usage', 'bad-flag', `stop: expected one WORKSPACE, got ${JSON.stringify(ctx.rest)} (stop WORKSPACE [--grace S] [--host NAME])`);
       // --grace 0: the kill at once (a session that must end now); any other value as a duration.
       const [workspace, grace] = [ctx.rest[0]!, /^0+s?$/.test(options.grace) ? 0 : parseDuration('--grace', options.grace)];
-      const remote = options.host ? await chooseHost({ host: options.host, registryFile: options.registryFile, registryExplicit: ctx.options['hosts'] !== undefined, machineIdFile: options.machineIdFile }) : undefined;
-      const doc = remote && !remote.local ? await stopOnNode(remote.host, workspace, grace, ctx.log) : await stopSession({ root: options.root, workspace, grace, log: ctx.log });
+      const remote = await remoteHost(options, ctx.options);
+      const doc = remote ? await stopOnNode(remote, workspace, grace, ctx.log) : await stopSession({ root: options.root, workspace, grace, log: ctx.log });
       const { json } = options;
       const v = doc.verdict;
       ctx.log(`agent-sandbox: session ${forTerminal(doc.workspace)} ${v ? `ended: exit ${v.exitCode}, ${forTerminal(v.reason)}` : 'ended (its ledger line could not be read)'}`);

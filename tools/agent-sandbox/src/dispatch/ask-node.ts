@@ -23,12 +23,16 @@ export interface HostChoice {
   machineIdFile: string;
 }
 
-/** The registry's entry for --host, and whether it is this machine (then the local core answers). */
-export async function chooseHost(choice: HostChoice): Promise<{ host: HostEntry; local: boolean }> {
-  const machineId = readMachineId(choice.machineIdFile);
-  const registry = loadRegistry(choice.registryFile, choice.registryExplicit, machineId);
-  const picked = await pickHost(registry, { name: choice.host, machineId });
-  return { host: picked.host, local: picked.local };
+/**
+ * The registry's entry for --host when it names another node; undefined without --host or when
+ * it names this machine (then the local core answers).
+ */
+export async function remoteHost(options: Partial<HostChoice> & Omit<HostChoice, 'host' | 'registryExplicit'>, given: Record<string, unknown>): Promise<HostEntry | undefined> {
+  if (!options.host) return undefined;
+  const machineId = readMachineId(options.machineIdFile);
+  const registry = loadRegistry(options.registryFile, given['hosts'] !== undefined, machineId);
+  const picked = await pickHost(registry, { name: options.host, machineId });
+  return picked.local ? undefined : picked.host;
 }
 
 /** Asks a remote node; its stdout's JSON lines, each checked by `isLine` (a line that is not is refused, naming the node). */
