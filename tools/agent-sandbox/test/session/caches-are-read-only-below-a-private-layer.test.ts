@@ -1,6 +1,7 @@
 // --cache gives a session the host's package cache read-only, below a private writable layer
 // that dies with it (issue 36), proved with the real npm (10.9.2, from the npm registry, run by
-// the image's node 18 from the workspace) on a project whose one package (is-number 7.0.0) is
+// the image's node 18 from the workspace; its tarballs kept in a directory git ignores, so the VM
+// tier's guest, with no npm and no network, runs it too) on a project whose one package (is-number 7.0.0) is
 // in a test-only host cache (the launcher's HOME is a temporary directory). The broker refuses
 // registry.npmjs.org (not on the codex runtime's allowlist), so without --cache `npm ci` fails
 // (and the broker logs the refusal); with --cache npm it succeeds. The session then poisons the
@@ -14,15 +15,24 @@
 import t from 'tap';
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { cp, lchown, mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { chownToAgent, tempDir, type Teardown } from '@agent-sandbox/testkit';
+import { chownToAgent, repoRoot, tempDir, type Teardown } from '@agent-sandbox/testkit';
 import { nothingLeft, sessionFixture, sessionNeeds, type SessionFixture } from '../fixtures/session-fixture.js';
 
 const image = 'localhost/agent-sandbox:latest';
 const npmVersion = '10.9.2';
-const requirements = sessionNeeds({ images: [image], commands: ['npm', 'tar'] });
+/**
+ * The two tarballs from the npm registry (npm itself, and is-number), packed once by the host's
+ * npm into a directory of the checkout that git ignores: the VM tier's payload carries the
+ * checkout into its guest, which has neither npm nor a network, so the same test runs there.
+ */
+const tarballDir = path.join(repoRoot, 'tools/agent-sandbox/test/fixtures/npm-tarballs');
+const tarball = (name: string) => path.join(tarballDir, `${name}.tgz`);
+const tarballsHere = () => [`npm-${npmVersion}`, 'is-number-7.0.0'].every((name) => existsSync(tarball(name)));
+const hostHasNpm = spawnSync('npm', ['--version'], { stdio: 'ignore' }).status === 0;
+const requirements = sessionNeeds({ images: [image], commands: ['tar'], ...(tarballsHere() || hostHasNpm ? {} : { commands: ['tar', 'npm'] }) });
 
 const packageJson = { name: 'cache-fixture', version: '1.0.0', private: true, dependencies: { 'is-number': '7.0.0' } };
 const packageLock = {
@@ -77,23 +87,39 @@ async function chownTree(dir: string, uid: number): Promise<void> {
 
 const npmCi = 'node ./npm-pkg/bin/npm-cli.js ci --no-audit --no-fund --fetch-retries=0';
 
+/** The tarballs, packed from the registry by the host's npm when they are not here yet. */
+function ensureTarballs(): void {
+  if (tarballsHere()) return;
+  mkdirSync(tarballDir, { recursive: true });
+  const cache = path.join(tarballDir, '.pack-cache');
+  for (const spec of [`npm@${npmVersion}`, 'is-number@7.0.0']) hostNpm(['pack', spec, '--cache', cache, '--silent'], tarballDir, tarballDir);
+  rmSync(cache, { recursive: true, force: true });
+}
+
 /**
  * The project in the workspace (package.json, its lock, the real npm unpacked: the image has node
  * but no npm) and the test-only host cache ($HOME/.npm of the launcher's HOME, holding
- * is-number), given to the agent's uid. Returns the cache's path.
+ * is-number, added by that same npm from its tarball, offline), given to the agent's uid.
+ * Returns the cache's path.
  */
 async function npmProject(t: Teardown, fx: SessionFixture): Promise<string> {
+  ensureTarballs();
   const work = await tempDir(t, 'astest-cache-npm-');
-  hostNpm(['pack', `npm@${npmVersion}`, '--cache', path.join(work, 'pack-cache'), '--silent'], work, work);
   await mkdir(path.join(work, 'npm-pkg'));
-  const untar = spawnSync('tar', ['-xzf', path.join(work, `npm-${npmVersion}.tgz`), '-C', path.join(work, 'npm-pkg'), '--strip-components=1']);
+  const untar = spawnSync('tar', ['-xzf', tarball(`npm-${npmVersion}`), '-C', path.join(work, 'npm-pkg'), '--strip-components=1']);
   if (untar.status !== 0) throw new Error(`tar: exit ${untar.status}: ${untar.stderr}`);
   await cp(path.join(work, 'npm-pkg'), path.join(fx.workspace, 'npm-pkg'), { recursive: true });
   await writeFile(path.join(fx.workspace, 'package.json'), JSON.stringify(packageJson, null, 2));
   await writeFile(path.join(fx.workspace, 'package-lock.json'), JSON.stringify(packageLock, null, 2));
   await chownToAgent(fx.workspace);
   const hostCache = path.join(fx.home, '.npm');
-  hostNpm(['cache', 'add', 'is-number@7.0.0', '--cache', hostCache, '--silent'], fx.home, work);
+  const added = spawnSync(process.execPath, [path.join(work, 'npm-pkg', 'bin', 'npm-cli.js'), 'cache', 'add', tarball('is-number-7.0.0'), '--cache', hostCache, '--offline', '--silent'], {
+    cwd: work,
+    encoding: 'utf8',
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: fx.home },
+    timeout: 120_000,
+  });
+  if (added.status !== 0) throw new Error(`npm cache add: exit ${added.status}: ${added.stderr}`);
   await chownToAgent(hostCache);
   return hostCache;
 }
