@@ -111,7 +111,7 @@ t.test('the launcher spawns nothing but podman (via sandbox-run), ssh and its pr
     'session/preflight.ts': ["captureCommand('dmesg'"],
     'recovery/sentinel.ts': ["spawn('/bin/sh'"], // waits on a pipe; on the launcher's death runs sentinel-main.js (cleanup, no agent)
     // (the workspace lock's util-linux flock runs in lib/shared/src/flock.ts)
-    'dispatch/ssh.ts': ['execa(bin!', 'execa(bin!'], // the session's ssh, and the one that fetches its commits back
+    'dispatch/ssh.ts': ['execa(bin', 'execa(bin', 'spawn(bin'], // ssh (buildSshArgv): the session's, the one that fetches its commits or asks ps/stop, and shell --host's
   });
   const ssh = await readFile(path.join(src, 'dispatch', 'ssh.ts'), 'utf8');
   t.match(ssh, /const \[bin, \.\.\.args\] = buildSshArgv\(/, 'ssh runs buildSshArgv, whose argv ends at the host address');
