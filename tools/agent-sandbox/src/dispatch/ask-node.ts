@@ -16,10 +16,10 @@ import { requestOverSsh } from './ssh.js';
 /** The most a node's answer may be: 64 sessions' lines are a few dozen KiB. */
 export const liveAnswerMaxBytes = 1 << 20;
 
-export interface HostChoice {
-  host: string;
+/** What `ps`, `shell` and `stop` read to find a node: their --host, --hosts and the machine's id. */
+export interface HostOptions {
+  host?: string;
   registryFile: string;
-  registryExplicit: boolean;
   machineIdFile: string;
 }
 
@@ -27,7 +27,7 @@ export interface HostChoice {
  * The registry's entry for --host when it names another node; undefined without --host or when
  * it names this machine (then the local core answers).
  */
-export async function remoteHost(options: Partial<HostChoice> & Omit<HostChoice, 'host' | 'registryExplicit'>, given: Record<string, unknown>): Promise<HostEntry | undefined> {
+export async function remoteHost(options: HostOptions, given: Record<string, unknown>): Promise<HostEntry | undefined> {
   if (!options.host) return undefined;
   const machineId = readMachineId(options.machineIdFile);
   const registry = loadRegistry(options.registryFile, given['hosts'] !== undefined, machineId);

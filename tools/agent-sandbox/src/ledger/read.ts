@@ -27,22 +27,6 @@ export function tailOf(file: string, maxBytes: number): { text: string; whole: b
   }
 }
 
-/** The first `maxBytes` of a file as text, or undefined when it cannot be read (the files a session's launcher and its commands share). */
-export function headOf(file: string, maxBytes: number): string | undefined {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch {
-    return undefined;
-  }
-  try {
-    const buffer = Buffer.alloc(maxBytes);
-    return buffer.subarray(0, readSync(fd, buffer, 0, maxBytes, 0)).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** The lines of a ledger text that parse as ledger lines, with their raw text, in file order. */
 export function parseLines(text: string): { line: LedgerLine; raw: string }[] {
   const out: { line: LedgerLine; raw: string }[] = [];

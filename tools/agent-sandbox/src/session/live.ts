@@ -17,7 +17,7 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
-import { headOf } from '../ledger/read.js';
+import { readPlainBounded } from '@agent-sandbox/mount-plan';
 import type { SessionEnd } from '../ledger/verdict.js';
 import { sessionsDir, type SessionLayout } from '../workspace/layout.js';
 import type { LaunchIo } from './launch-io.js';
@@ -54,7 +54,7 @@ export function writeStopRequest(layout: Pick<SessionLayout, 'root' | 'sessionId
 
 function readStopRequest(layout: SessionLayout): StopRequest | undefined {
   try {
-    const parsed = JSON.parse(headOf(stopFileOf(layout), 4096) ?? '') as Partial<StopRequest>;
+    const parsed = JSON.parse(readPlainBounded(stopFileOf(layout), 4096)?.toString('utf8') ?? '') as Partial<StopRequest>;
     const grace = Number(parsed.grace);
     if (!Number.isInteger(grace) || grace < 0) return undefined;
     return { grace, by: String(parsed.by ?? 'unknown').slice(0, 200), at: String(parsed.at ?? ''), pid: Number(parsed.pid) || 0 };
@@ -114,7 +114,7 @@ export function openLive(layout: SessionLayout, io: LaunchIo): Live {
     },
     held: () => removeFiles(layout),
     finish(end) {
-      const shellsText = headOf(shellsFileOf(layout), 1 << 20);
+      const shellsText = readPlainBounded(shellsFileOf(layout), 1 << 20)?.toString('utf8');
       const shells = shellsText ? shellsOf(shellsText) : undefined;
       const stopped = end.reason === stoppedReason && request;
       return {

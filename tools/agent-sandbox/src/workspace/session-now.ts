@@ -9,7 +9,7 @@ import { cgroupLayout, parentFromArg, sampleNow } from '@agent-sandbox/podman-at
 import { parseSize } from '@agent-sandbox/shared/limits';
 import type { Peak } from '@agent-sandbox/shared/schemas/podman-attrib';
 import type { PsLine } from '@agent-sandbox/shared/schemas/agent-sandbox-reports';
-import { headOf } from '../ledger/read.js';
+import { readPlainBounded } from '@agent-sandbox/mount-plan';
 import type { RunningSession } from './running.js';
 
 /** The attempt log's cap (egress-proxy's attempt-log.ts): reading more is never needed. */
@@ -36,7 +36,7 @@ export function countAttempts(text: string): { reached: number; refused: number 
 function egressNow(record: RunningSession['record']): PsLine['egress'] {
   if (!record.egress) return { mode: 'unknown', reached: null, refused: null };
   if (!record.egress.log) return { mode: record.egress.mode, reached: null, refused: null };
-  const text = headOf(record.egress.log, attemptLogCapBytes);
+  const text = readPlainBounded(record.egress.log, attemptLogCapBytes)?.toString('utf8');
   return { mode: 'broker', ...(text === undefined ? { reached: 0, refused: 0 } : countAttempts(text)) };
 }
 
