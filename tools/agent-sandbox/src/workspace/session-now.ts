@@ -10,10 +10,11 @@ import { parseSize } from '@agent-sandbox/shared/limits';
 import type { Peak } from '@agent-sandbox/shared/schemas/podman-attrib';
 import type { PsLine } from '@agent-sandbox/shared/schemas/agent-sandbox-reports';
 import { readPlainBounded } from '@agent-sandbox/mount-plan';
+import { defaultLogLimits } from '@agent-sandbox/egress-proxy';
 import type { RunningSession } from './running.js';
 
-/** The attempt log's cap (egress-proxy's attempt-log.ts): reading more is never needed. */
-const attemptLogCapBytes = 8 * 2 ** 20;
+/** The attempt log's cap: reading more is never needed. */
+const attemptLogCapBytes = defaultLogLimits.capBytes;
 
 /** Attempts allowed and refused (denied or failed) so far, from the broker's attempt log. */
 export function countAttempts(text: string): { reached: number; refused: number } {
