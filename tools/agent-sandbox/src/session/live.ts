@@ -63,10 +63,13 @@ function readStopRequest(layout: SessionLayout): StopRequest | undefined {
   }
 }
 
+/** The notes file stops growing here (shell-session.ts), and the launcher reads no more of it. */
+export const shellNotesMaxBytes = 1 << 20;
+
 /** Shells named in the ledger line; past these only counted. */
 export const namedShells = 20;
 
-/** The shells the notes file lists (the file stops growing at 1 MiB: shell-session.ts), for the ledger line. */
+/** The shells the notes file lists, for the ledger line. */
 export function shellsOf(text: string): NonNullable<LedgerLine['shells']> {
   const notes: ShellNote[] = [];
   for (const raw of text.split('\n')) {
@@ -114,7 +117,7 @@ export function openLive(layout: SessionLayout, io: LaunchIo): Live {
     },
     held: () => removeFiles(layout),
     finish(end) {
-      const shellsText = readPlainBounded(shellsFileOf(layout), 1 << 20)?.toString('utf8');
+      const shellsText = readPlainBounded(shellsFileOf(layout), shellNotesMaxBytes)?.toString('utf8');
       const shells = shellsText ? shellsOf(shellsText) : undefined;
       const stopped = end.reason === stoppedReason && request;
       return {

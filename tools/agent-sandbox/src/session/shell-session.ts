@@ -15,13 +15,10 @@ import os from 'node:os';
 import { agentUser, containerWorkspace, entrypointLogEnvName } from '@agent-sandbox/shared/container-layout';
 import { podmanEnv, spawnPodmanAttached } from '@agent-sandbox/shared/podman';
 import { requireRunning } from '../workspace/running.js';
-import { shellsFileOf, type ShellNote } from './live.js';
+import { shellNotesMaxBytes, shellsFileOf, type ShellNote } from './live.js';
 
 /** The login shell when no command is given: bash where the image has it, sh otherwise. */
 export const defaultShell = ['/bin/sh', '-c', 'if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi'];
-
-/** The notes file stops growing here (the launcher names 20 shells and counts the rest). */
-export const shellNotesMaxBytes = 1 << 20;
 
 /**
  * podman exec's argv for a command inside the container, as the agent, with a terminal when the
