@@ -8,7 +8,9 @@ import { readdirSync, type Dirent } from 'node:fs';
  * decoded as usual and every other byte (0x80..0xFF) becomes the lone surrogate U+DC00+byte,
  * U+DC80..U+DCFF (Python's "surrogateescape"), which no valid UTF-8 decodes to, so the mapping
  * is one to one and bytesFromName gives the kernel back the exact name. forTerminal shows such a code point as
- * the byte it stands for (`\xNN`), and JSON (the ledger) escapes it as `\udcNN`.
+ * the byte it stands for (`\xNN`), and so do the JSON documents the launcher writes (the ledger
+ * line, through bytesAsEscapes): a lone surrogate is not well-formed Unicode, and strict JSON
+ * parsers refuse it.
  */
 
 /** The length of the valid UTF-8 sequence starting at `i`, or 0 when it is not one. */
@@ -96,4 +98,27 @@ export function readdirTyped(dir: string): NamedEntry[] {
 /** The names in a directory, without loss. */
 export function readdirNames(dir: string): string[] {
   return readdirTyped(dir).map((e) => e.name);
+}
+
+/** Every U+DC80..U+DCFF in `text` (g: each one; u: a surrogate pair is one code point, never matched). */
+const carriedBytes = /[\udc80-\udcff]/gu;
+
+/**
+ * The text a document carries for a name: each byte that is not UTF-8 written as the four
+ * characters `\xNN`, as the terminal shows it, so any JSON parser reads the document. It is a
+ * report, not the name: a valid name that itself holds the text `\x9b` reads the same (the
+ * exact bytes stay with the kernel, and a quarantine's restore.sh writes them).
+ */
+export function bytesAsEscapes(text: string): string {
+  return carriesBytes.test(text) ? text.replace(carriedBytes, (ch) => `\\x${escapedByte(ch.charCodeAt(0))!.toString(16).padStart(2, '0')}`) : text;
+}
+
+/** `value` with bytesAsEscapes applied to every string in it (keys included), a copy where anything changed. */
+export function withBytesAsEscapes<T>(value: T): T {
+  if (typeof value === 'string') return bytesAsEscapes(value) as T;
+  if (Array.isArray(value)) return value.map((item: unknown) => withBytesAsEscapes(item)) as T;
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) out[bytesAsEscapes(key)] = withBytesAsEscapes(item);
+  return out as T;
 }

@@ -8,15 +8,20 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { validateDocument } from '@agent-sandbox/shared';
+import { withBytesAsEscapes } from '@agent-sandbox/shared/byte-names';
 import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
 import { boundLine } from './bound.js';
 import { rotateLedger } from './rotate.js';
 
 export type { LedgerLine };
 
-/** The line as it is written: cut to under 64 KiB when it is over (bound.ts). */
+/**
+ * The line as it is written: names' bytes that are not UTF-8 as `\xNN` text (shared/byte-names:
+ * a lone surrogate is not JSON every parser reads), then cut to under 64 KiB when it is over
+ * (bound.ts). The ledger, the result file, a node's verdict and `--json` all carry this line.
+ */
 export function boundedLedgerLine(line: LedgerLine): LedgerLine {
-  return boundLine(line, (l) => LedgerLine(l));
+  return boundLine(withBytesAsEscapes(line), (l) => LedgerLine(l));
 }
 
 /**
