@@ -56,3 +56,13 @@ function quoteString(text: string): string {
 export function forTerminal(text: string | Uint8Array): string {
   return quoteString(typeof text === 'string' ? text : nameFromBytes(text));
 }
+
+/**
+ * A ref or branch name as it may be printed: forTerminal, and then every code point past ASCII
+ * as `\uNNNN`. A session names the refs it makes, and `mаin` with a Cyrillic а reads as `main`
+ * on the terminal; ref names are ASCII in practice, so an escape is what makes a look-alike stand
+ * out. (The ledger keeps the name itself.)
+ */
+export function refForTerminal(name: string): string {
+  return forTerminal(name).replace(/[^\x00-\x7f]/gu, (ch) => `\\u${hex4(ch.codePointAt(0)!)}`);
+}

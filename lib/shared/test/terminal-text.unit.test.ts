@@ -4,7 +4,7 @@
 // (written from the escape rules, not from the code) gets the exact input back.
 import t from 'tap';
 import fc from 'fast-check';
-import { forTerminal } from '../dist/terminal-text.js';
+import { forTerminal, refForTerminal } from '../dist/terminal-text.js';
 import { bytesFromName, nameFromBytes } from '../dist/byte-names.js';
 
 /** The escapes a reader sees, as the rules define them: the named C0 ones, the backslash. */
@@ -146,4 +146,11 @@ t.test('property: any bytes come out printable and decode back to exactly those 
     { numRuns: 5000 },
   );
   t.pass('10 000 random inputs');
+});
+
+t.test('a ref name that passes for another: every code point past ASCII escaped, so mаin (Cyrillic а) does not read as main', async (t) => {
+  t.equal(refForTerminal('refs/heads/m\u0430in'), 'refs/heads/m\\u0430in');
+  t.equal(forTerminal('refs/heads/m\u0430in'), 'refs/heads/m\u0430in', 'control: forTerminal prints it as it is, which reads as main');
+  t.equal(refForTerminal('refs/heads/main'), 'refs/heads/main', 'an ASCII name is unchanged');
+  t.equal(refForTerminal('refs/heads/x\u001b[2J\udcff'), 'refs/heads/x\\e[2J\\xff', 'controls and bytes as forTerminal shows them');
 });

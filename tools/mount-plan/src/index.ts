@@ -18,7 +18,7 @@ export {
   type ConfigEntry,
   type ReadEffectiveConfig,
 } from './detect/config-scan.js';
-export { readStoreRefs, droppedRefs, hostRefsSnapshot, parseLooseRef, parsePackedRefs, clip, readPlainBounded, type StoreRefs, type RefChange } from './store/store-refs.js';
+export { readStoreRefs, droppedRefs, hostRefsSnapshot, parseLooseRef, parsePackedRefs, branchOf, clip, readPlainBounded, type StoreRefs, type RefChange } from './store/store-refs.js';
 export { scanNestedGit, diffNestedGit, type NestedGit, type NestedGitChange, type NestedScan } from './audit/nested-git.js';
 export { diffHostRun, isHostRunPath, hostRunSignature, type HostRunFile } from './audit/host-run.js';
 export { reservedPaths, reservedCollision, containerWorkspace, workspacesMount, homeMount, secretsMount } from './detect/container-paths.js';

@@ -13,7 +13,7 @@ import { diffHostRun, diffNestedGit, finishGitStore, maxImportRetries, prepareGi
 import { ToolError } from '@agent-sandbox/shared';
 import { boundedList, describeBounded } from '@agent-sandbox/shared/bounded-list';
 import type { GitReturn, HostRunReport, MountPlanOutput, NestedGitChange, RefChange } from '@agent-sandbox/shared/schemas/mount-plan';
-import { forTerminal } from '@agent-sandbox/shared/terminal-text';
+import { forTerminal, refForTerminal } from '@agent-sandbox/shared/terminal-text';
 import { quarantine, toQuarantine, type Quarantined } from './quarantine.js';
 
 export interface GitAudit {
@@ -81,7 +81,7 @@ export async function startGitSession(mounts: MountPlanOutput, workspace: string
 
 function describeRef(r: RefChange): string {
   const what = r.old === null ? 'made' : r.new === null ? 'deleted' : 'moved';
-  return `${forTerminal(r.name)} (${what})`;
+  return `${refForTerminal(r.name)} (${what})`;
 }
 
 type StoreKept = NonNullable<GitReturn['storeKept']>;
@@ -108,7 +108,7 @@ export function describeStoreKept(k: StoreKept): string {
 /** The lines for stderr about the store: what did not come home, and why. Nothing when all went well. */
 export function describeGitReturn(r: GitReturn): string[] {
   const lines: string[] = [];
-  const branch = forTerminal(r.branch ?? '(none)');
+  const branch = r.branch === null ? '(none)' : refForTerminal(r.branch);
   if (r.storeKept) lines.push(describeStoreKept(r.storeKept));
   else if (r.outcome === 'side-ref') lines.push(`agent-sandbox: ${branch} was not advanced: ${forTerminal(r.message ?? '')}`);
   else if (r.outcome === 'failed') lines.push(`agent-sandbox: the session's commits did not come home: ${forTerminal(r.message ?? '')}`);

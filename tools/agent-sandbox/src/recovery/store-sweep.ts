@@ -15,7 +15,7 @@ import path from 'node:path';
 import { finishGitStore, maxImportRetries, readKept, retriedByNextStart } from '@agent-sandbox/mount-plan';
 import { removeBeneath, walkBeneath } from '@agent-sandbox/shared/beneath';
 import type { GitReturn } from '@agent-sandbox/shared/schemas/mount-plan';
-import { forTerminal } from '@agent-sandbox/shared/terminal-text';
+import { forTerminal, refForTerminal } from '@agent-sandbox/shared/terminal-text';
 import { describeGitReturn, gitReturnOf, keptRemedy } from '../git/audit.js';
 import { layoutFor, sessionsDir } from '../workspace/layout.js';
 import { isLockHeld, tryLock } from '@agent-sandbox/shared/flock';
@@ -36,7 +36,7 @@ function entriesOf(root: string, name: string): string[] {
 /** One import of the kept store of workspace `id`; the caller holds the workspace's lock. */
 export function finishKeptStore(root: string, id: string, by: string, log: (line: string) => void): GitReturn | undefined {
   const report = gitReturnOf(finishGitStore(path.join(root, 'git-stores', id), { by }));
-  if (report && !report.storeKept) log(`agent-sandbox: the kept git store of workspace ${forTerminal(id)} was imported: ${report.branch ? forTerminal(report.branch) : 'no branch'} ${report.outcome}${report.to ? ` at ${report.to.slice(0, 12)}` : ''}`);
+  if (report && !report.storeKept) log(`agent-sandbox: the kept git store of workspace ${forTerminal(id)} was imported: ${report.branch ? refForTerminal(report.branch) : 'no branch'} ${report.outcome}${report.to ? ` at ${report.to.slice(0, 12)}` : ''}`);
   if (report) for (const line of describeGitReturn(report)) log(line);
   return report;
 }

@@ -10,7 +10,7 @@ import type { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
 import type { WorkspaceEntry, WorkspaceListOutput } from '@agent-sandbox/shared/schemas/workspace';
 import { detectGit, waitingRefs } from '@agent-sandbox/mount-plan';
 import { boundedList, describeBounded } from '@agent-sandbox/shared/bounded-list';
-import { forTerminal } from '@agent-sandbox/shared/terminal-text';
+import { refForTerminal } from '@agent-sandbox/shared/terminal-text';
 import { runGit, statusTimeoutMs, uncommittedPaths, type GitPlace } from '@agent-sandbox/shared/git-run';
 import { checkWorkspaceId, layoutFor } from './layout.js';
 import { isLockHeld } from '@agent-sandbox/shared/flock';
@@ -112,7 +112,7 @@ export function formatWorkspaceList(doc: WorkspaceListOutput): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const table = rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '));
   const waits = doc.workspaces.filter((w) => w.waiting.named.length > 0);
-  return [...table, ...waits.map((w) => `${w.id}: commits wait at ${describeBounded({ named: w.waiting.named.map((r) => forTerminal(r)), others: w.waiting.others })} (git merge <ref>, then git update-ref -d <ref>)`)];
+  return [...table, ...waits.map((w) => `${w.id}: commits wait at ${describeBounded({ named: w.waiting.named.map((r) => refForTerminal(r)), others: w.waiting.others })} (git merge <ref>, then git update-ref -d <ref>)`)];
 }
 
 function waitingCount(w: WorkspaceEntry['waiting']): string {

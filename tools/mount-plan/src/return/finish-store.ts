@@ -123,7 +123,7 @@ export function finishGitStore(dir: string, options: FinishOptions = {}): Finish
 /** The import, the worktree's files and the refs' report, once the manifest is read. */
 function finishFrom(dir: string, manifest: StoreManifest, options: FinishOptions, began: number, keep: (why: string, sideRef?: string) => KeptState): FinishReport {
   const before = new Map<string, string>();
-  parsePackedRefs(readFileSync(`${dir}/${snapshotName}`, 'latin1'), before);
+  parsePackedRefs(readFileSync(`${dir}/${snapshotName}`), before);
   const after = readStoreRefs(`${dir}/common`);
   const { keep: keepWhy, ...outcome } = importMoved(manifest, manifest.branch ? after.refs.get(manifest.branch) : undefined);
   const kept = keepWhy ? keep(keepWhy, outcome.sideRef) : undefined;

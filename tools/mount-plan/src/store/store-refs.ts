@@ -8,7 +8,7 @@
  * Values: an object id, `ref: <target>` for a symbolic ref, or `invalid: "<first bytes>"`.
  */
 import { readlinkSync } from 'node:fs';
-import { fsPath, readdirTyped, type NamedEntry } from '@agent-sandbox/shared/byte-names';
+import { fsPath, nameFromBytes, readdirTyped, type NamedEntry } from '@agent-sandbox/shared/byte-names';
 import { clip, readFileWithin, readPlainBounded } from './bounded-read.js';
 import { walkBeneath } from '@agent-sandbox/shared/beneath';
 import { boundedList, type Bounded } from '@agent-sandbox/shared/bounded-list';
@@ -31,14 +31,20 @@ export function parseLooseRef(text: string): string {
   return `invalid: ${JSON.stringify(body.slice(0, 40))}`;
 }
 
-/** What `HEAD` names, when it names a branch. */
+/** What `HEAD` names, when it names a branch (the name without loss, as readdir gives it: shared/byte-names). */
 export function branchOf(head: Buffer | undefined): string | null {
-  const m = /^ref: (refs\/heads\/[^\0-\x20\x7f~^:?*[\\]+)\n?$/.exec(head?.toString('latin1') ?? '');
+  const m = /^ref: (refs\/heads\/[^\0-\x20\x7f~^:?*[\\]+)\n?$/.exec(head ? nameFromBytes(head) : '');
   return m ? m[1]! : null;
 }
 
-/** `packed-refs` lines: `<oid> <name>`; `#` header and `^<oid>` peeled lines carry no ref. */
-export function parsePackedRefs(text: string, into: Map<string, string>): void {
+/**
+ * `packed-refs` lines: `<oid> <name>`; `#` header and `^<oid>` peeled lines carry no ref. Read
+ * from a file, the names are decoded as readdir's are (shared/byte-names), never byte by byte as
+ * Latin-1: a ref `mаin` (a Cyrillic а) would otherwise be reported as `mÐ°in`, and as moved when
+ * it was not.
+ */
+export function parsePackedRefs(data: string | Buffer, into: Map<string, string>): void {
+  const text = typeof data === 'string' ? data : nameFromBytes(data);
   for (const line of text.split('\n')) {
     if (line === '' || line.startsWith('#') || line.startsWith('^')) continue;
     const space = line.indexOf(' ');
@@ -80,7 +86,7 @@ const maxPackedBytes = 256 << 20;
 export function readStoreRefs(gitDir: string, maxEntries = 2_000_000): StoreRefs {
   const refs = new Map<string, string>();
   const packed = readFileWithin(`${gitDir}/packed-refs`, maxPackedBytes);
-  if (packed.kind === 'file') parsePackedRefs(packed.data.toString('latin1'), refs);
+  if (packed.kind === 'file') parsePackedRefs(packed.data, refs);
   const packedUnread = packed.kind === 'other' ? packed.what : packed.kind === 'larger' ? `a file of ${packed.size} bytes (over ${maxPackedBytes}, not read)` : undefined;
   let visited = 0;
   // refs/ itself must be a directory, not a link the session put there (readdir would follow it).
@@ -96,11 +102,11 @@ export function readStoreRefs(gitDir: string, maxEntries = 2_000_000): StoreRefs
       else if (entry.name.endsWith('.lock') || perWorktree.test(name)) continue;
       else if (entry.type.isSymbolicLink()) {
         // A legacy symbolic ref; never followed.
-        const target = readlinkSync(fsPath(`${gitDir}/${name}`), 'buffer').toString('latin1');
+        const target = nameFromBytes(readlinkSync(fsPath(`${gitDir}/${name}`), 'buffer'));
         refs.set(name, target.startsWith('refs/') ? `ref: ${target}` : `invalid: symlink to ${JSON.stringify(target.slice(0, 40))}`);
       } else if (entry.type.isFile()) {
         const data = readPlainBounded(`${gitDir}/${name}`, 4096);
-        if (data) refs.set(name, parseLooseRef(data.toString('latin1')));
+        if (data) refs.set(name, parseLooseRef(nameFromBytes(data)));
       } else {
         // A FIFO, socket or device where a ref was: named as what it is, never opened.
         refs.set(name, `invalid: ${entry.type.isFIFO() ? 'a FIFO' : entry.type.isSocket() ? 'a socket' : 'a device node'}`);

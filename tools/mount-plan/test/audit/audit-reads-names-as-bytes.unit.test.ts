@@ -5,12 +5,12 @@
 // and a ref file is read only as far as a ref goes. Real files in a directory of the test's own.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { tempDir } from '@agent-sandbox/testkit';
-import { diffNestedGit, droppedRefs, readStoreRefs, scanNestedGit } from '../../dist/index.js';
+import { branchOf, diffNestedGit, droppedRefs, parsePackedRefs, readStoreRefs, scanNestedGit } from '../../dist/index.js';
 
 const join = (...parts: Array<string | Buffer>) => Buffer.concat(parts.map((p, i) => Buffer.concat([i > 0 ? Buffer.from('/') : Buffer.alloc(0), Buffer.from(p)])));
 const oid = 'a'.repeat(40);
@@ -64,4 +64,22 @@ t.test('a ref file of 8 MiB is read only as far as a ref goes', async (t) => {
   mkdirSync(path.join(common, 'refs', 'heads'), { recursive: true });
   writeFileSync(path.join(common, 'refs', 'heads', 'big'), Buffer.alloc(8 << 20, 0x78));
   t.match(readStoreRefs(common).refs.get('refs/heads/big'), /^invalid/, 'an invalid ref, from its first bytes');
+});
+
+t.test('a ref named in UTF-8 (a Cyrillic а in mаin) reads the same from packed-refs, a loose file and HEAD: not moved, and not mÐ°in', async (t) => {
+  const common = await tempDir(t, 'audit-utf8-refs-');
+  const name = 'refs/heads/m\u0430in';
+  mkdirSync(path.join(common, 'refs', 'heads'), { recursive: true });
+  writeFileSync(path.join(common, 'packed-refs'), `# pack-refs with: sorted \n${oid} ${name}\n`);
+  const before = readStoreRefs(common).refs;
+  t.same([...before.keys()], [name], 'packed-refs: the name as written, not its bytes read as Latin-1');
+  const asLatin1 = new Map<string, string>();
+  parsePackedRefs(readFileSync(path.join(common, 'packed-refs'), 'latin1'), asLatin1);
+  t.same([...asLatin1.keys()], ['refs/heads/m\u00d0\u00b0in'], 'control: read byte by byte (as Latin-1, as before) it is mÐ°in');
+  writeFileSync(path.join(common, name), `${oid}\n`);
+  writeFileSync(path.join(common, 'refs', 'heads', 'link-target'), `ref: ${name}\n`);
+  const after = readStoreRefs(common).refs;
+  t.same(droppedRefs(before, new Map([...after].filter(([n]) => n === name)), null).named, [], 'the same ref loose: nothing moved');
+  t.equal(after.get('refs/heads/link-target'), `ref: ${name}`, 'a symbolic ref names it as it is');
+  t.equal(branchOf(Buffer.from(`ref: ${name}\n`)), name, 'HEAD names the same branch');
 });

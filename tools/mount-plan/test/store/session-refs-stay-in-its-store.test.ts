@@ -39,7 +39,7 @@ t.test("the store starts with the host's refs as git lists them, per-worktree re
   const plan = await planMounts({ workspace: tree.workspace, root: tree.root, sessionId: 's1', gitRoots: [tree.gitRoot] });
   const { manifest } = prepareStore(t, plan);
   const inStore = new Map<string, string>();
-  parsePackedRefs(await readFile(`${plan.gitStore!.dir}/common/packed-refs`, 'latin1'), inStore);
+  parsePackedRefs(await readFile(`${plan.gitStore!.dir}/common/packed-refs`), inStore);
   t.same([...inStore].sort(), [...(await gitRefs(tree.main))].filter(([n]) => !n.startsWith('refs/bisect/')).sort());
   t.equal(manifest.branch, 'refs/heads/session-s1', "the session's branch is the one its HEAD names");
   t.equal(manifest.refCount, inStore.size);
