@@ -28,7 +28,7 @@ export function contentFault(reader: string, tip: string, startTip: string | nul
   const place = { gitDir: reader };
   const present = runGit(place, ['cat-file', '-e', tip], { allowFail: true });
   if (present.signal) return undefined;
-  if (present.status === 1) return `its branch names ${tip}, an object its store does not have (the session removed it)`;
+  if (present.status === 1) return `its branch names ${tip}, an object its store does not have (the session removed it, or keeps it where the launcher reads nothing: an alternate or a directory outside its store)`;
   // Everything the branch reaches that the host did not have at the start must be readable.
   const walk = runGit(place, ['rev-list', '--objects', '--no-object-names', tip, ...(startTip ? ['--not', startTip] : [])], { allowFail: true, timeoutMs: 30 * 60_000 });
   if (walk.signal) return undefined;

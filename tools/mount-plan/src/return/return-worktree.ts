@@ -25,6 +25,7 @@
  */
 import { chownSync, lstatSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { runGit } from '@agent-sandbox/shared/git-run';
+import { nameFromBytes } from '@agent-sandbox/shared/byte-names';
 import type { GitReturn } from '@agent-sandbox/shared/schemas/mount-plan';
 import { maxCopyBytes, sha256, type StoreManifest } from '../store/prepare-store.js';
 import { hashFileWithin, readFileWithin, type FileRead } from '../store/bounded-read.js';
@@ -84,7 +85,7 @@ function rebuildIndex(gitDir: string, dir: string, tip: string): string | undefi
 
 /** What a HEAD the session left is, in words. */
 function describeHead(read: FileRead): string {
-  if (read.kind === 'file') return clip(JSON.stringify(read.data.toString('latin1').trim()), 120);
+  if (read.kind === 'file') return clip(JSON.stringify(nameFromBytes(read.data).trim()), 120);
   if (read.kind === 'absent') return '(removed)';
   if (read.kind === 'larger') return `a file of ${read.size} bytes`;
   return read.what;
