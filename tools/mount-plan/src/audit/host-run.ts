@@ -42,6 +42,12 @@ export function isHostRunPath(parts: string[]): boolean {
 
 const maxRead = 1 << 20;
 
+/** A FIFO, socket or device at a host-run name: what it is is its signature (it is never opened). */
+export function specialSignature(entry: NamedEntry): string {
+  const t = entry.type;
+  return `special:${t.isFIFO() ? 'fifo' : t.isSocket() ? 'socket' : t.isCharacterDevice() ? 'char-device' : 'block-device'}`;
+}
+
 /** What a host tool takes from the file: its content (a package.json: only its scripts), its mode, or a link's target. */
 export function hostRunSignature(path: string, entry: NamedEntry): string | undefined {
   if (entry.type.isSymbolicLink()) return `link:${readlinkSync(fsPath(path), 'buffer').toString('hex')}`;

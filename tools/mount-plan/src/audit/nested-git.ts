@@ -18,7 +18,7 @@ import { lstatSync, readlinkSync } from 'node:fs';
 import { fsPath, readdirTyped, type NamedEntry } from '@agent-sandbox/shared/byte-names';
 import type { NestedGitChange } from '@agent-sandbox/shared/schemas/mount-plan';
 import { readBeneath, walkBeneath } from '@agent-sandbox/shared/beneath';
-import { hostRunSignature, isHostRunPath, type HostRunFile } from './host-run.js';
+import { hostRunSignature, isHostRunPath, specialSignature, type HostRunFile } from './host-run.js';
 
 export interface NestedGit {
   /** Relative to the workspace. */
@@ -138,8 +138,12 @@ export async function scanNestedGit(workspace: string, options: ScanOptions = {}
     for (const entry of list) {
       const childRel = rel === '' ? entry.name : `${rel}/${entry.name}`;
       const child = `${workspace}/${childRel}`;
+      const isSpecial = entry.type.isFIFO() || entry.type.isSocket() || entry.type.isCharacterDevice() || entry.type.isBlockDevice();
       if (entry.name === '.git') {
         if (rel === '') continue;
+        // A FIFO or device as a nested .git is no repository to git, but it is one more thing the
+        // quarantine moves out (git or an editor that opened it would wait for a writer).
+        if (isSpecial && special.length < maxSpecial) special.push(childRel);
         if (entry.type.isSymbolicLink()) entries.push({ path: childRel, type: 'symlink', signature: readlinkOrEmpty(child) });
         else if (entry.type.isDirectory()) {
           entries.push({ path: childRel, type: 'gitdir', signature: gitDirSignature(workspace, child) });
@@ -150,8 +154,10 @@ export async function scanNestedGit(workspace: string, options: ScanOptions = {}
         continue;
       }
       if (entry.type.isDirectory()) pending.push(childRel);
-      else if (entry.type.isFIFO() || entry.type.isSocket() || entry.type.isCharacterDevice() || entry.type.isBlockDevice()) {
+      else if (isSpecial) {
         if (special.length < maxSpecial) special.push(childRel);
+        // A FIFO named Makefile or package.json stops make or npm when the user runs them: reported as a host-run file too.
+        if (isHostRunPath([...parts, entry.name])) hostRun.push({ path: childRel, signature: specialSignature(entry) });
       } else if (isHostRunPath([...parts, entry.name])) {
         const signature = hostRunSignature(child, entry);
         if (signature) hostRun.push({ path: childRel, signature });
