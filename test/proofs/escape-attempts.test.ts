@@ -16,8 +16,10 @@ import { mountAttempts, namespaceAttempts, networkAttempts } from './escape/atte
 import { gitPaths, gitPeers } from './escape/git-attacks.js';
 import { sections, titleOf, type Asserts } from './escape/probe-script.js';
 import { gitKinds, hostTargets, startAll } from './escape/runs.js';
-import { patience, type Settled } from './escape/session-kit.js';
+import { patience, settle, type Settled } from './escape/session-kit.js';
 import { floodRows, gitStoreRows, plantedRows } from './escape/seam-rows.js';
+import { userToolsControls, userToolsSession } from './escape/user-tools.js';
+import { userToolsRows } from './escape/user-tools-rows.js';
 
 // Root: the host user is simulated with setpriv, the workspaces are handed to uid 1000, a
 // setuid-root plant and a canary in the host's / are made, and the sessions are rootful (as
@@ -39,6 +41,8 @@ const hostTier = req.skip || !inGuest ? req : { skip: 'proved on the host tier; 
 const attempts = [...networkAttempts, ...mountAttempts, ...namespaceAttempts, ...kernelAttempts, ...hostAttempts, signalAttempt];
 // Started only where the suite can run; the tests below are skipped, with the reason, elsewhere.
 const runs = req.skip ? undefined : startAll(t, await hostTargets(t), attempts, { hostTierRows: !inGuest });
+// What the user's own tools meet in the workspace afterwards (issue 32): host-side code, as the git rows.
+const userTools = hostTier.skip ? undefined : { session: settle(userToolsSession(t)), controls: settle(userToolsControls(t)) };
 
 function unwrap<T>(tt: Asserts, s: Settled<T>): T | undefined {
   tt.ok(s.ok, s.ok ? 'the session ran' : `the session could not be run: ${s.error}`);
@@ -85,6 +89,7 @@ for (const kind of gitKinds) {
 
 gitStoreRows(t, hostTier, runs, unwrap);
 plantedRows(t, hostTier, runs, unwrap);
+userToolsRows(t, hostTier, userTools, unwrap);
 
 
 t.test('kill -9 of the launcher: the container is gone within 5 s, one "abandoned" line, nothing of the session left (credential copies, record, cidfile, parent cgroup, podman scratch directories) [peer: sandbox-runtime "should kill child processes when sandbox is terminated via SIGTERM (--die-with-parent)"]', req, async (tt) => {
@@ -157,5 +162,5 @@ floodRows(t, hostTier, runs, unwrap);
 
 
 t.teardown(() => {
-  t.comment(`escape attempts: ${attempts.length} in the probe session, ${runs?.git.size ?? 0} git sessions, ${runs?.store.size ?? 0} git store sessions, ${runs?.planted.size ?? 0} planted-link sessions, ${inGuest ? '0 naming sessions, 5 lifecycle sessions, 0 floods (the rest is proved on the host tier)' : '1 naming session, 7 lifecycle sessions, 3 floods'}, ${Math.round((Date.now() - suiteStart) / 1000)} s`);
+  t.comment(`escape attempts: ${attempts.length} in the probe session, ${runs?.git.size ?? 0} git sessions, ${runs?.store.size ?? 0} git store sessions, ${runs?.planted.size ?? 0} planted-link sessions, ${inGuest ? '0 naming sessions, 5 lifecycle sessions, 0 floods (the rest is proved on the host tier)' : '1 naming session, 1 user-tools session, 7 lifecycle sessions, 3 floods'}, ${Math.round((Date.now() - suiteStart) / 1000)} s`);
 });

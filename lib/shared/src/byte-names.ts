@@ -107,7 +107,7 @@ const carriedBytes = /[\udc80-\udcff]/gu;
  * The text a document carries for a name: each byte that is not UTF-8 written as the four
  * characters `\xNN`, as the terminal shows it, so any JSON parser reads the document. It is a
  * report, not the name: a valid name that itself holds the text `\x9b` reads the same (the
- * exact bytes stay with the kernel, and a quarantine's restore.sh writes them).
+ * exact bytes stay with the kernel, and a quarantine's restore script writes them).
  */
 export function bytesAsEscapes(text: string): string {
   return carriesBytes.test(text) ? text.replace(carriedBytes, (ch) => `\\x${escapedByte(ch.charCodeAt(0))!.toString(16).padStart(2, '0')}`) : text;
