@@ -7,7 +7,8 @@ export { defaultRoot, defaultLedgerPath, defaultRegistryPath, homeOf, machineIdF
 export { parseRequest, sessionFlags, sessionOptions } from './commands/session-flags.js';
 export { sessionIdentity } from './session/identity.js';
 export { composePlan, containerCommand, type SessionPlan, type SessionIdentity } from './session/compose.js';
-export { receive, acceptRequest, type ReceiverConfig, type Channel } from './commands/receive/receiver.js';
+export { receive, type ReceiverConfig, type Channel } from './receive.js';
+export { acceptRequest } from './dispatch/receive-request.js';
 export { buildSshArgv, knownHostsLine, dispatchOverSsh, receiverStartedTag, receiverVerdictTag } from './dispatch/ssh.js';
 export { loadRegistry, pickHost, probeSsh, readMachineId, seatRole } from './dispatch/hosts.js';
 export { appendLedger, boundedLedgerLine } from './ledger/append.js';

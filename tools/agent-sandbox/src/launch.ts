@@ -49,7 +49,7 @@ import type { SessionRecord } from './workspace/session-record.js';
  * with the cause on stderr, in the ledger and in --result-file.
  */
 export async function launch(request: LaunchRequest, io: LaunchIo): Promise<number> {
-  let identity = sessionIdentity(request, io.host ?? 'unknown');
+  let identity = sessionIdentity(request, io.node?.host ?? 'unknown');
   try {
     const picked = await whereToRun(request, io); // 1-3
     identity = { ...identity, host: picked.host.name };
@@ -70,7 +70,7 @@ export async function launch(request: LaunchRequest, io: LaunchIo): Promise<numb
 async function whereToRun(request: LaunchRequest, io: LaunchIo): Promise<PickedHost> {
   await sweepAbandoned(request.root, io.log).catch(() => []);
   checkRecursion(io.env);
-  if (io.host) return { host: { name: io.host, roles: [], machineId: '' }, local: true, skipped: [] };
+  if (io.node) return { host: { name: io.node.host, roles: [], machineId: '' }, local: true, skipped: [] };
   return await hostFor(request, io.progress);
 }
 
@@ -83,7 +83,7 @@ async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionId
   const live = openLive(layout, io);
   let hold: Hold;
   try {
-    hold = holdWorkspace(layout, recordOf(request, layout, identity, io), io.lock); // 6
+    hold = holdWorkspace(layout, recordOf(request, layout, identity, io), io.node?.lock); // 6
   } catch (err) {
     live.close();
     throw err;
@@ -101,7 +101,7 @@ async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionId
     const ran = await containSession(request, prepared, hold, live.io, noNewPrivs); // 8-10
     exitCode = ran.exitCode;
     line = recordVerdict(targetsOf(request), ranLine(identity, live.finish(ran.end)), io.log); // 11
-    io.onVerdict?.(line);
+    io.node?.onVerdict(line);
   } catch (err) {
     exitCode = refuse(identity, err, request, io);
   } finally {
@@ -109,7 +109,7 @@ async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionId
     live.close();
     keepRetention(request.ledgerFile, io.log);
   }
-  if (line && request.mode !== 'receive') io.log(describeEnd(line));
+  if (line && !io.node) io.log(describeEnd(line));
   return exitCode;
 }
 
@@ -130,17 +130,17 @@ export async function planSession(request: LaunchRequest, io: LaunchIo, containm
 
 /** A refusal: the cause on stderr (the last line), the session's one ledger line, the exit code. */
 function refuse(identity: SessionIdentity, err: unknown, request: LaunchRequest, io: LaunchIo): number {
-  const { line, exitCode, message } = refusedLine(identity, err, { ...(io.remote ? { remote: io.remote } : {}), ...(io.work ? { work: io.work } : {}) });
+  const { line, exitCode, message } = refusedLine(identity, err, io.node?.line ?? {});
   if (exitCode === ExitCode.internal && err instanceof Error && err.stack) io.log(err.stack);
   const written = recordVerdict(targetsOf(request), line, io.log);
-  io.onVerdict?.(written);
+  io.node?.onVerdict(written);
   io.log(`agent-sandbox: ${forTerminal(message)}`);
   return exitCode;
 }
 
 /** A refusal before the launch began (the receiver's, while taking the work that follows a request): the session's one line. */
 export function refuseRequest(request: LaunchRequest, err: unknown, io: LaunchIo): number {
-  return refuse(sessionIdentity(request, io.host ?? 'unknown'), err, request, io);
+  return refuse(sessionIdentity(request, io.node?.host ?? 'unknown'), err, request, io);
 }
 
 function targetsOf(request: LaunchRequest): { ledgerFile: string; resultFile?: string } {

@@ -7,7 +7,7 @@ import os from 'node:os';
 import type { RunContext } from '@agent-sandbox/shared';
 import type { LaunchIo } from '../session/launch-io.js';
 import { makeProgress } from '../session/progress.js';
-import type { Channel } from './receive/receiver.js';
+import type { Channel } from '../dispatch/receive-request.js';
 
 export interface Entry {
   argv: string[];

@@ -56,6 +56,17 @@ export interface AcquireInput {
   onParent?: (cgroupParent: string, cidfile: string) => void;
 }
 
+/**
+ * What the container reads at its start, made the same way for a podman session (acquire) and a
+ * Pod (kube): the credential copy, --ca-file's checked bytes beside it (removed with the stage
+ * dir), and the session home, owned by the agent.
+ */
+export async function stageSessionFiles(layout: SessionLayout, stageInput: CredStageStageInput, egress: Pick<EgressPlan, 'ca'>, env: NodeJS.ProcessEnv): Promise<void> {
+  await stageCredentials(stageInput, { env });
+  if (egress.ca) await stageCaFile(egress.ca);
+  prepareHome(layout.home, process.geteuid?.() ?? 0);
+}
+
 export async function acquire(input: AcquireInput): Promise<Acquired> {
   const { layout } = input;
   const undo: (() => unknown)[] = [];
@@ -75,17 +86,14 @@ export async function acquire(input: AcquireInput): Promise<Acquired> {
     await reach(input.faults, 'staging');
     // Beneath <root>/secrets, never through a link (it is mounted read-only, so none is expected).
     undo.push(() => removeBeneath(path.dirname(layout.stageDir), layout.stageDir));
-    await stageCredentials(input.stageInput, { env: input.env });
-    // --ca-file's checked bytes, beside the credential copy (removed with the stage dir).
-    if (input.egress.ca) await stageCaFile(input.egress.ca);
+    await stageSessionFiles(layout, input.stageInput, input.egress, input.env);
+    undo.push(() => planted.push(...scrubHome(layout.home, input.installed)));
     await reach(input.faults, 'staged');
     // The caches' layers: empty, beneath <root>/cache-layers; what the session wrote there goes after it.
     if (input.allMounts?.some((m) => m.overlay)) {
       undo.push(() => removeCacheLayers(layout.cacheLayerDir));
       prepareCacheLayers(layout.cacheLayerDir, input.allMounts);
     }
-    prepareHome(layout.home, process.geteuid?.() ?? 0);
-    undo.push(() => planted.push(...scrubHome(layout.home, input.installed)));
     const git = await startGitSession(input.mounts, layout.workspace, layout.sessionId, input.log, { quarantineRoot: quarantineDirOf(layout.root, layout.sessionId), ...(input.diskBytes ? { diskBytes: input.diskBytes } : {}) });
     undo.push(() => git.finish());
     const egress = await startEgress(input.egress, layout.sessionId);

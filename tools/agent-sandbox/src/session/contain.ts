@@ -92,6 +92,6 @@ export async function containSession(request: LaunchRequest, prepared: PreparedS
   const { entrypoint } = taken;
   return {
     exitCode: run.exitCode,
-    end: sessionEnd(run, audit, plan, { noNewPrivs, planted, ...(egress ? { egress } : {}), ...(logPath ? { logPath } : {}), ...(entrypoint ? { entrypoint } : {}), ...(io.remote ? { remote: io.remote } : {}), ...(io.work ? { work: io.work } : {}) }),
+    end: sessionEnd(run, audit, plan, { noNewPrivs, planted, ...(egress ? { egress } : {}), ...(logPath ? { logPath } : {}), ...(entrypoint ? { entrypoint } : {}), ...(io.node?.line ?? {}) }),
   };
 }

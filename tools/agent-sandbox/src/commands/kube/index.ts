@@ -1,7 +1,7 @@
 /**
  * `kube`: the same plan as a run (planSession, containment "kube") as Kubernetes objects: the
- * Pod, a deny-all NetworkPolicy and the node broker's ConfigMap (manifest.ts). Like a run, it
- * stages the credential copy (<root>/secrets/<id>, owned by uid 1000, which the hostPath volume
+ * Pod, a deny-all NetworkPolicy and the node broker's ConfigMap (manifest.ts). Like a run (with
+ * acquire's own staging, session/acquire.ts), it stages the credential copy (<root>/secrets/<id>, owned by uid 1000, which the hostPath volume
  * names) and the --ca-file copy, hands the session home to uid 1000, makes the git-dir view and
  * the broker's socket directory, so the manifest runs as printed once the node's broker listens
  * there; when the pod has ended, remove <root>/secrets/<id> and the socket directory; the next
@@ -10,15 +10,13 @@
  * refused (92) before anything is staged.
  */
 import { ToolError, type CommandSpec } from '@agent-sandbox/shared';
-import { stageCredentials } from '@agent-sandbox/cred-stage';
 import { prepareGitStore } from '@agent-sandbox/mount-plan';
 import { planSession } from '../../launch.js';
 import { brokerConfig, makeSocketDir } from '../../egress/broker.js';
-import { stageCaFile } from '../../egress/ca-file.js';
 import { podEnv } from '../../session/compose.js';
 import type { LaunchIo } from '../../session/launch-io.js';
 import type { LaunchRequest } from '../../session/request.js';
-import { prepareHome } from '../../workspace/home.js';
+import { stageSessionFiles } from '../../session/acquire.js';
 import { lockWorkspace } from '../../workspace/lock.js';
 import { launchIo, type Entry } from '../entry.js';
 import { parseRequest, sessionOptions } from '../session-flags.js';
@@ -38,9 +36,7 @@ export async function kubeObjects(request: LaunchRequest, io: LaunchIo) {
   const { plan, stageInput } = await planSession({ ...request, caches: [] }, io, 'kube');
   const lock = lockWorkspace(plan.layout.lockFile, plan.layout.recordFile, plan.layout.sessionId);
   try {
-    await stageCredentials(stageInput, { env: io.env });
-    if (plan.egress.ca) await stageCaFile(plan.egress.ca);
-    prepareHome(plan.layout.home, process.geteuid?.() ?? 0);
+    await stageSessionFiles(plan.layout, stageInput, plan.egress, io.env);
     if (plan.mounts.gitStore) prepareGitStore(plan.mounts.gitStore, plan.layout.sessionId);
     if (plan.egress.socketDir) makeSocketDir(plan.egress.socketDir);
   } finally {

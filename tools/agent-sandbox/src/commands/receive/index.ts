@@ -1,7 +1,7 @@
 /**
  * `receive`: the node side of ssh dispatch, installed as the dispatch key's forced command
  * (`agent-sandbox node-setup` writes it): a session request as one JSON line on stdin
- * (receiver.ts), the work it carries after it, and the session through the same forward path
+ * (the node's driver, receive.ts), the work it carries after it, and the session through the same forward path
  * as a local run.
  */
 import type { CommandSpec } from '@agent-sandbox/shared';
@@ -10,7 +10,7 @@ import { flagsOf, readOptions } from '@agent-sandbox/shared/options';
 import { ReceiveOptions, ReceiveOptionsSchema } from '@agent-sandbox/shared/validators/agent-sandbox-options';
 import { pathDefaults } from '../../paths.js';
 import { launchIo, type Entry } from '../entry.js';
-import { receive } from './receiver.js';
+import { receive } from '../../receive.js';
 
 export function receiveCommand(entry: Entry): CommandSpec {
   return {

@@ -2,7 +2,7 @@
  * The receiver's end of the ssh connection, on the process's fd 0 (only the entry,
  * commands/index.ts, hands it out).
  */
-import type { Channel } from './receiver.js';
+import type { Channel } from '../../dispatch/receive-request.js';
 
 /**
  * The receiver's channel on fd 0: the first line, then exactly the bytes asked for, then the
