@@ -65,6 +65,36 @@ async function startScript(argv: string[], name: 'relay' | 'dns', onEvent: ApiRo
   return { child, listening };
 }
 
+/** Step 2: a directory only the user can write, so no other user's server takes the socket. */
+async function makeUserDir(options: ApiRouteOptions, userDir: string): Promise<void> {
+  await mkdir(options.stateDir, { recursive: true, mode: 0o755 });
+  await rm(userDir, { recursive: true, force: true });
+  await mkdir(userDir, { mode: 0o700 });
+  await chown(userDir, options.uid, options.gid ?? options.uid);
+  await chmod(userDir, 0o700);
+}
+
+type Api = { v4: string; v6: string };
+
+/** Step 3: the relay runs inside the namespace, where the API addresses are, and forwards to the socket. */
+async function startRelay(options: ApiRouteOptions, netns: string, api: Api, socket: string): Promise<ResultPromise> {
+  const relay: RelayConfig = { listen: [{ address: api.v4, port: 443 }, { address: api.v6, port: 443 }], socket };
+  const config = path.join(options.stateDir, 'relay.json');
+  await writeFile(config, JSON.stringify(relay), { mode: 0o600 });
+  const argv = ['ip', 'netns', 'exec', netns, process.execPath, path.join(here, 'api-route-relay.js'), config];
+  return (await startScript(argv, 'relay', options.onEvent)).child;
+}
+
+/** Step 4: the name server answers each API name with the API addresses; resolves with the port it took. */
+async function startDns(options: ApiRouteOptions, api: Api): Promise<{ child: ResultPromise; port: number }> {
+  const names = Object.fromEntries(options.names.map((n) => [n, [api.v4, api.v6]]));
+  const dnsConfig: DnsConfig = { ...options.dns, names };
+  const config = path.join(options.stateDir, 'dns.json');
+  await writeFile(config, JSON.stringify(dnsConfig), { mode: 0o600 });
+  const dns = await startScript([process.execPath, path.join(here, 'api-route-dns.js'), config], 'dns', options.onEvent);
+  return { child: dns.child, port: Number(dns.listening['port']) };
+}
+
 export async function openApiRoute(t: Teardown, options: ApiRouteOptions): Promise<OpenApiRoute> {
   const tag = randomBytes(3).toString('hex');
   const netns = `asfi-${tag}`;
@@ -89,25 +119,13 @@ export async function openApiRoute(t: Teardown, options: ApiRouteOptions): Promi
     const api = { v4: `203.0.113.${base + 10}`, v6: `${v6net}10` };
     const hostSide = { v4: `203.0.113.${base + 1}`, v6: `${v6net}1` };
     await makeNetwork(netns, slot, hv, nv, [api], hostSide);
-    await mkdir(options.stateDir, { recursive: true, mode: 0o755 });
-    await rm(userDir, { recursive: true, force: true });
-    await mkdir(userDir, { mode: 0o700 });
-    await chown(userDir, options.uid, options.gid ?? options.uid);
-    await chmod(userDir, 0o700);
+    await makeUserDir(options, userDir);
     const socket = path.join(userDir, 'model.sock');
-
-    const relay: RelayConfig = { listen: [{ address: api.v4, port: 443 }, { address: api.v6, port: 443 }], socket };
-    await writeFile(path.join(options.stateDir, 'relay.json'), JSON.stringify(relay), { mode: 0o600 });
-    const relayArgv = ['ip', 'netns', 'exec', netns, process.execPath, path.join(here, 'api-route-relay.js'), path.join(options.stateDir, 'relay.json')];
-    children.push((await startScript(relayArgv, 'relay', options.onEvent)).child);
-
-    const names = Object.fromEntries(options.names.map((n) => [n, [api.v4, api.v6]]));
-    const dnsConfig: DnsConfig = { ...options.dns, names };
-    await writeFile(path.join(options.stateDir, 'dns.json'), JSON.stringify(dnsConfig), { mode: 0o600 });
-    const dns = await startScript([process.execPath, path.join(here, 'api-route-dns.js'), path.join(options.stateDir, 'dns.json')], 'dns', options.onEvent);
+    children.push(await startRelay(options, netns, api, socket));
+    const dns = await startDns(options, api);
     children.push(dns.child);
 
-    const route: ApiRoute = { names: [...options.names], ...api, uid: options.uid, socket, dns: { address: options.dns.address, port: Number(dns.listening['port']) } };
+    const route: ApiRoute = { names: [...options.names], ...api, uid: options.uid, socket, dns: { address: options.dns.address, port: dns.port } };
     await writeFile(path.join(options.stateDir, 'route.json'), `${JSON.stringify(route, null, 2)}\n`, { mode: 0o644 });
     return { ...route, netns, hostSide, stop };
   } catch (err) {

@@ -103,6 +103,23 @@ export interface RunningModelServer {
   stop(): Promise<void>;
 }
 
+/** Resolves once the server says on stderr that it listens; rejects, with what it said, if it exits first. */
+function untilListening(child: ResultPromise): Promise<void> {
+  let stderr = '';
+  return new Promise<void>((resolve, reject) => {
+    // A node start takes well under a second here, several under the VM tier's CPU emulation.
+    const timer = setTimeout(() => reject(new Error(`model server did not start within 60 s: ${stderr}`)), 60_000);
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (stderr.includes('listening')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void child.then(() => reject(new Error(`model server exited early: ${stderr}`)));
+  });
+}
+
 /** Starts model-server.mjs (in `netns`, or where the caller is) with `extra` arguments; resolves once it listens. */
 async function spawnServer(t: Teardown | undefined, netns: string | null, options: ModelServerOptions, extra: string[], onStop: () => Promise<void>): Promise<RunningModelServer> {
   const script = path.join(options.dir, 'model-steps.json');
@@ -124,19 +141,7 @@ async function spawnServer(t: Teardown | undefined, netns: string | null, option
     if (options.refreshAccessToken) args.push('--refresh-access-token', options.refreshAccessToken);
     const [file, ...argv] = netns === null ? args : ['ip', 'netns', 'exec', netns, ...args];
     child = execa(file!, argv, { stdio: ['ignore', 'ignore', 'pipe'], reject: false });
-    let stderr = '';
-    await new Promise<void>((resolve, reject) => {
-      // A node start takes well under a second here, several under the VM tier's CPU emulation.
-      const timer = setTimeout(() => reject(new Error(`model server did not start within 60 s: ${stderr}`)), 60_000);
-      child!.stderr!.on('data', (d: Buffer) => {
-        stderr += d.toString();
-        if (stderr.includes('listening')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      void child!.then(() => reject(new Error(`model server exited early: ${stderr}`)));
-    });
+    await untilListening(child);
   } catch (err) {
     await stop();
     throw err;

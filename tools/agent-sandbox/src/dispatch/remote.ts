@@ -7,14 +7,15 @@ import { ExitCode, ToolError } from '@agent-sandbox/shared';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
 import type { HostEntry } from '@agent-sandbox/shared/schemas/agent-sandbox-hosts';
 import type { LedgerLine } from '@agent-sandbox/shared/schemas/agent-sandbox';
+import type { WorkTransfer } from '@agent-sandbox/shared/schemas/workspace';
 import type { LaunchIo } from '../session/launch-io.js';
 import { sessionRequestOf, type LaunchRequest } from '../session/request.js';
-import { dispatchOverSsh } from './ssh.js';
-import { nodeRefusal, readNodeVerdict } from './node-answer.js';
+import { dispatchOverSsh, type DispatchResult } from './ssh.js';
+import { nodeRefusal, readNodeVerdict, type NodeVerdict } from './node-answer.js';
 import { bringBack, prepareWork, type CarriedWork } from './carry-work.js';
 import { openExecLog } from '../session/exec-log.js';
 import { describeEnd } from '../ledger/describe.js';
-import { ranLine, recordVerdict, refusedLine, type SessionIdentity } from '../ledger/verdict.js';
+import { ranLine, recordVerdict, refusedLine, type SessionIdentity, type VerdictTargets } from '../ledger/verdict.js';
 
 function checkDispatchable(request: LaunchRequest, host: HostEntry): void {
   if (request.workspace.includes('/')) {
@@ -52,15 +53,7 @@ async function dispatch(request: LaunchRequest, host: HostEntry, io: LaunchIo, i
     stderr: io.log,
     ...(work ? { payload: work.bundleFile } : {}),
   });
-  if (!result.started) {
-    if (result.exitCode === 255) {
-      throw new ToolError('unreachable', 'ssh-failed', `ssh to ${host.name} failed before the remote side started: ${result.stderrTail.split('\n').slice(-2).join(' | ') || 'no message'}`);
-    }
-    // The receiver refused before accepting (usage, wrong node, busy): its code and status stand.
-    const err = nodeRefusal(result.refusal, host.name, result.stderrTail);
-    recordVerdict(targets, { ...refusedLine(identity, err).line, exitCode: result.exitCode <= 255 ? result.exitCode : ExitCode.internal }, io.log);
-    return result.exitCode;
-  }
+  if (!result.started) return refusedBeforeStart(result, host, identity, targets, io);
   const answer = readNodeVerdict(result.verdict);
   if (answer.state === 'invalid') io.log(`agent-sandbox: ${host.name}'s verdict is not a ledger line (${forTerminal(answer.problem)}); its fields are not used`);
   const v: Partial<LedgerLine> = answer.state === 'received' ? answer.line : {};
@@ -68,7 +61,31 @@ async function dispatch(request: LaunchRequest, host: HostEntry, io: LaunchIo, i
   if (transfer?.fetched === 'fast-forward') io.progress(`agent-sandbox: ${transfer.branch} advanced to ${transfer.returned?.tip.slice(0, 12)} with the session's commits`);
   if (transfer?.message) io.log(`agent-sandbox: ${forTerminal(transfer.message)}`);
   const exitCode = result.exitCode === 255 && v.exitCode !== undefined ? v.exitCode : result.exitCode;
-  const line = ranLine(
+  const line = remoteLine(identity, v, answer.state, { exitCode, logPath, transfer });
+  const written = recordVerdict(targets, v.outcome === 'refused' ? { ...line, outcome: 'refused' } : line, io.log);
+  io.log(describeEnd(written));
+  return exitCode;
+}
+
+/** The receiver never started the session: ssh itself failed (255, thrown), or the receiver refused (usage, wrong node, busy) and its code and status stand. */
+function refusedBeforeStart(result: DispatchResult, host: HostEntry, identity: SessionIdentity, targets: VerdictTargets, io: LaunchIo): number {
+  if (result.exitCode === 255) {
+    throw new ToolError('unreachable', 'ssh-failed', `ssh to ${host.name} failed before the remote side started: ${result.stderrTail.split('\n').slice(-2).join(' | ') || 'no message'}`);
+  }
+  const err = nodeRefusal(result.refusal, host.name, result.stderrTail);
+  recordVerdict(targets, { ...refusedLine(identity, err).line, exitCode: result.exitCode <= 255 ? result.exitCode : ExitCode.internal }, io.log);
+  return result.exitCode;
+}
+
+/** This launch's one ledger line: the node's fields where its verdict has them, this side's identity and defaults where not. */
+function remoteLine(
+  identity: SessionIdentity,
+  v: Partial<LedgerLine>,
+  verdict: NodeVerdict['state'],
+  local: { exitCode: number; logPath: string | undefined; transfer: WorkTransfer | undefined },
+): LedgerLine {
+  const { exitCode, logPath, transfer } = local;
+  return ranLine(
     { ...identity, account: v.account ?? identity.account, containment: v.containment ?? null, ...(v.limits ? { limits: v.limits } : {}) },
     {
       exitCode,
@@ -78,12 +95,9 @@ async function dispatch(request: LaunchRequest, host: HostEntry, io: LaunchIo, i
       evidence: v.evidence ?? {},
       peak: v.peak ?? null,
       ...(logPath ? { logPath } : {}),
-      remote: { ...(v.remote ?? {}), via: 'ssh', verdict: answer.state, ...(v.runId ? { runId: v.runId } : {}) },
+      remote: { ...(v.remote ?? {}), via: 'ssh', verdict, ...(v.runId ? { runId: v.runId } : {}) },
       ...(transfer ? { work: transfer } : {}),
       ...(v.entrypoint ? { entrypoint: v.entrypoint } : {}),
     },
   );
-  const written = recordVerdict(targets, v.outcome === 'refused' ? { ...line, outcome: 'refused' } : line, io.log);
-  io.log(describeEnd(written));
-  return exitCode;
 }

@@ -134,34 +134,38 @@ export async function sweepRecord(record: SessionRecord, root: string, lock: Hel
     }
     // The line may have gone to the older file if the ledger rotated since (ledger/rotate.ts).
     if (!ledgerHasRun(record.ledgerFile, record.runId) && !ledgerHasRun(rotatedLedger(record.ledgerFile), record.runId)) {
-      const now = new Date().toISOString();
-      recordVerdict(
-        { ledgerFile: record.ledgerFile, ...(record.resultFile ? { resultFile: record.resultFile } : {}) },
-        {
-          version: 1,
-          runId: record.runId,
-          sessionId: record.sessionId,
-          ...record.line,
-          host: record.host,
-          startedAt: record.startedAt,
-          endedAt: now,
-          exitCode: 137,
-          outcome: 'ran',
-          reason: 'abandoned',
-          message: `the launcher (pid ${record.pid}) ended before the session did; ${cause} stopped its container, ${gitReturn ? (gitReturn.storeKept ? 'kept its git store (the import failed here: see gitReturn), ' : 'brought its branch home from its git store (see gitReturn), ') : ''}and removed what it had made`,
-          evidence: { cause },
-          peak: null,
-          ...(gitReturn ? { gitReturn } : {}),
-          ...(planted.length > 0 ? { planted: plantedField(planted) } : {}),
-        },
-        log,
-      );
+      recordAbandoned(record, cause, gitReturn, planted, log);
     }
     rmSync(path.join(sessionsDir(root), `${record.sessionId}.json`), { force: true });
   } finally {
     idLock?.release();
     lock.release();
   }
+}
+
+/** The session's one ledger line, written here because its launcher died before writing it. */
+function recordAbandoned(record: SessionRecord, cause: string, gitReturn: GitReturn | undefined, planted: PlantedLink[], log: (line: string) => void): void {
+  recordVerdict(
+    { ledgerFile: record.ledgerFile, ...(record.resultFile ? { resultFile: record.resultFile } : {}) },
+    {
+      version: 1,
+      runId: record.runId,
+      sessionId: record.sessionId,
+      ...record.line,
+      host: record.host,
+      startedAt: record.startedAt,
+      endedAt: new Date().toISOString(),
+      exitCode: 137,
+      outcome: 'ran',
+      reason: 'abandoned',
+      message: `the launcher (pid ${record.pid}) ended before the session did; ${cause} stopped its container, ${gitReturn ? (gitReturn.storeKept ? 'kept its git store (the import failed here: see gitReturn), ' : 'brought its branch home from its git store (see gitReturn), ') : ''}and removed what it had made`,
+      evidence: { cause },
+      peak: null,
+      ...(gitReturn ? { gitReturn } : {}),
+      ...(planted.length > 0 ? { planted: plantedField(planted) } : {}),
+    },
+    log,
+  );
 }
 
 /** True when the record names a launcher that is no longer alive (its sentinel may be cleaning up). */

@@ -16,7 +16,7 @@ import { describeGitAudit, type GitAudit } from '../git/audit.js';
 import type { SessionEnd } from '../ledger/verdict.js';
 import type { Hold } from '../recovery/hold.js';
 import { describePlanted } from '../workspace/home.js';
-import { acquire } from './acquire.js';
+import { acquire, type Acquired } from './acquire.js';
 import { sessionEnd } from './end.js';
 import { clearEntrypointLog, entrypointWords, takeEntrypointLog, type TakenLog } from './entrypoint-log.js';
 import { openExecLog } from './exec-log.js';
@@ -40,10 +40,10 @@ function sayWhatWasLeft(sessionId: string, run: SessionRun, audit: GitAudit, egr
   if (run.stopped) io.log(`agent-sandbox: session ${sessionId} was stopped: ${forTerminal(run.stopped)}`);
 }
 
-export async function containSession(request: LaunchRequest, prepared: PreparedSession, hold: Hold, io: LaunchIo, noNewPrivs: boolean): Promise<{ exitCode: number; end: SessionEnd }> {
+/** Step 8: what the session holds on the host; the hold records the cgroup and cidfile as soon as they exist, for a sweep after a crash. */
+function acquireFor(prepared: PreparedSession, hold: Hold, io: LaunchIo): Promise<Acquired> {
   const { plan } = prepared;
-  io.progress(`agent-sandbox: staging the credential, the home, the git store, the broker and the cgroup of ${plan.layout.sessionId}`);
-  const acquired = await acquire({
+  return acquire({
     layout: plan.layout,
     stageInput: prepared.stageInput,
     installed: prepared.installed,
@@ -57,6 +57,27 @@ export async function containSession(request: LaunchRequest, prepared: PreparedS
     ...(io.faults ? { faults: io.faults } : {}),
     onParent: (cgroupParent, cidfile) => hold.update({ cgroupParent, cidfile }),
   });
+}
+
+/** Step 9: the container runs; the hold follows podman's pid and the disk walks, so a sweep or `ps` sees them. */
+function runContainer(request: LaunchRequest, prepared: PreparedSession, acquired: Acquired, hold: Hold, io: LaunchIo, logPath: string | undefined): Promise<SessionRun> {
+  return runSession(prepared.plan, acquired, prepared.facts, {
+    stdio: stdioFor(request, logPath),
+    env: io.env,
+    log: io.log,
+    ...(io.stop ? { stop: io.stop } : {}),
+    ...(io.stopGrace ? { stopGrace: io.stopGrace } : {}),
+    onSpawn: (pid) => pid && hold.update({ podmanPid: pid }),
+    onDiskWalk: (u) => hold.update({ disk: { bytes: u.writtenBytes, files: u.writtenFiles, limitBytes: u.limitBytes, limitFiles: u.limitFiles, at: new Date().toISOString() } }),
+    ...(logPath ? { alsoCounted: [logPath] } : {}),
+    ...(io.faults ? { faults: io.faults } : {}),
+  });
+}
+
+export async function containSession(request: LaunchRequest, prepared: PreparedSession, hold: Hold, io: LaunchIo, noNewPrivs: boolean): Promise<{ exitCode: number; end: SessionEnd }> {
+  const { plan } = prepared;
+  io.progress(`agent-sandbox: staging the credential, the home, the git store, the broker and the cgroup of ${plan.layout.sessionId}`);
+  const acquired = await acquireFor(prepared, hold, io);
   let run: SessionRun;
   let audit: GitAudit;
   let egress: EgressSummary | undefined;
@@ -69,17 +90,7 @@ export async function containSession(request: LaunchRequest, prepared: PreparedS
     }
     io.progress(`agent-sandbox: starting session ${plan.layout.sessionId}`);
     clearEntrypointLog(plan.layout.home);
-    run = await runSession(plan, acquired, prepared.facts, {
-      stdio: stdioFor(request, logPath),
-      env: io.env,
-      log: io.log,
-      ...(io.stop ? { stop: io.stop } : {}),
-      ...(io.stopGrace ? { stopGrace: io.stopGrace } : {}),
-      onSpawn: (pid) => pid && hold.update({ podmanPid: pid }),
-      onDiskWalk: (u) => hold.update({ disk: { bytes: u.writtenBytes, files: u.writtenFiles, limitBytes: u.limitBytes, limitFiles: u.limitFiles, at: new Date().toISOString() } }),
-      ...(logPath ? { alsoCounted: [logPath] } : {}),
-      ...(io.faults ? { faults: io.faults } : {}),
-    });
+    run = await runContainer(request, prepared, acquired, hold, io, logPath);
     io.progress(`agent-sandbox: the container ended (exit ${run.exitCode}, ${forTerminal(run.reason)}); bringing the git store home and stopping the broker`);
     audit = await acquired.git.finish();
     egress = await acquired.egress.stop();

@@ -104,6 +104,29 @@ function rollBack(commonDir: string, workspace: string, branch: { ref: string; c
   }
 }
 
+/** `git worktree add`: the new branch made from its base, or the existing branch checked out. */
+function addWorktree(commonDir: string, workspace: string, branch: ReturnType<typeof chooseBranch>): void {
+  const args = branch.create ? ['worktree', 'add', '--quiet', '-b', branch.name, workspace, branch.base] : ['worktree', 'add', '--quiet', workspace, branch.name];
+  runGit({ gitDir: commonDir }, args, {}, { exit: 'usage', code: 'worktree-add-failed' });
+}
+
+/** What `workspace new` prints: the record's facts, and the command that starts a session in it (with --root when one was given). */
+function newOutput(record: WorkspaceRecord, recordFile: string, workspace: string, euid: number, rootGiven: string | undefined): WorkspaceNewOutput {
+  return {
+    ok: true,
+    id: record.id,
+    workspace,
+    repository: record.repository,
+    commonDir: record.commonDir,
+    branch: record.branch,
+    base: record.base,
+    owner: euid === 0 ? agentUid : euid,
+    aclUids: record.aclUids,
+    record: recordFile,
+    next: `agent-sandbox run --runtime codex --workspace ${record.id}${rootGiven ? ` --root ${rootGiven}` : ''}`,
+  };
+}
+
 export async function workspaceNew(input: WorkspaceNewInput, euid = process.geteuid?.() ?? 0): Promise<WorkspaceNewOutput> {
   const id = checkWorkspaceId(input.id);
   const root = await ensureRoot(input.root);
@@ -116,8 +139,7 @@ export async function workspaceNew(input: WorkspaceNewInput, euid = process.gete
       throw new ToolError('gitMount', 'repository-inside-root', `--repo: ${repository} has its git metadata inside the sandbox root ${root}; make workspaces from a repository outside it`);
     }
     const branch = chooseBranch(commonDir, input);
-    const args = branch.create ? ['worktree', 'add', '--quiet', '-b', branch.name, layout.workspace, branch.base] : ['worktree', 'add', '--quiet', layout.workspace, branch.name];
-    runGit({ gitDir: commonDir }, args, {}, { exit: 'usage', code: 'worktree-add-failed' });
+    addWorktree(commonDir, layout.workspace, branch);
     let aclUids: number[] = [];
     const homeExisted = existsSync(layout.home);
     try {
@@ -127,20 +149,7 @@ export async function workspaceNew(input: WorkspaceNewInput, euid = process.gete
       // The same mount plan a session composes: a workspace made here is one a session can use.
       await planMounts({ workspace: layout.workspace, root, sessionId: id, gitRoots: [root, commonDir] });
       const record: WorkspaceRecord = { version: 1, id, origin: 'local', repository, commonDir, branch: branch.ref, base: branch.base, createdAt: new Date().toISOString(), aclUids };
-      const recordFile = writeWorkspaceRecord(root, record);
-      return {
-        ok: true,
-        id,
-        workspace: layout.workspace,
-        repository,
-        commonDir,
-        branch: branch.ref,
-        base: branch.base,
-        owner: euid === 0 ? agentUid : euid,
-        aclUids,
-        record: recordFile,
-        next: `agent-sandbox run --runtime codex --workspace ${id}${input.rootGiven ? ` --root ${root}` : ''}`,
-      };
+      return newOutput(record, writeWorkspaceRecord(root, record), layout.workspace, euid, input.rootGiven ? root : undefined);
     } catch (err) {
       rollBack(commonDir, layout.workspace, branch, aclUids, root);
       if (!homeExisted) rmSync(layout.home, { recursive: true, force: true });

@@ -117,13 +117,20 @@ function relay(client: net.Socket, upstream: net.Socket): Promise<{ bytesUp: num
   });
 }
 
-/** Handles one client connection; resolves after its line was recorded. */
-export async function handleAttempt(client: net.Socket, ctx: AttemptContext): Promise<void> {
+type Finish = (decision: EgressDecision, rule: string, status: number | null, bytes?: { bytesUp: number; bytesDown: number }) => void;
+
+/** Writes the attempt's one line when it ends: the fields learned by then (`fields` is filled in as the attempt goes), and the time since it was accepted. */
+function finisher(ctx: AttemptContext, fields: Fields): Finish {
   const time = new Date().toISOString();
   const started = performance.now();
-  const fields: Fields = { method: null, host: null, port: null, address: null, entry: null };
-  const finish = (decision: EgressDecision, rule: string, status: number | null, bytes = { bytesUp: 0, bytesDown: 0 }) =>
+  return (decision, rule, status, bytes = { bytesUp: 0, bytesDown: 0 }) =>
     ctx.record({ time, session: ctx.session, ...fields, decision, rule, status, ...bytes, durationMs: Math.round((performance.now() - started) * 100) / 100 });
+}
+
+/** Handles one client connection; resolves after its line was recorded. */
+export async function handleAttempt(client: net.Socket, ctx: AttemptContext): Promise<void> {
+  const fields: Fields = { method: null, host: null, port: null, address: null, entry: null };
+  const finish = finisher(ctx, fields);
   ctx.track(client);
   client.on('error', () => undefined);
 

@@ -108,6 +108,16 @@ function attemptContext(config: EgressProxyConfig, policy: Policy, deps: BrokerD
   };
 }
 
+/** Listens on the config's socket with its mode and owner; returns the socket's inode, so stop removes only a socket that is still ours. */
+async function openSocket(server: net.Server, config: EgressProxyConfig): Promise<number> {
+  await listen(server, config.socketPath);
+  // accept(2) failures (EMFILE under a flood) must not end the broker: the listener stays.
+  server.on('error', () => undefined);
+  await chmod(config.socketPath, parseInt(config.socketMode ?? '0600', 8));
+  if (config.socketOwner) await chown(config.socketPath, config.socketOwner.uid, config.socketOwner.gid);
+  return (await stat(config.socketPath)).ino;
+}
+
 export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): Promise<Broker> {
   const config = validateDocument(EgressProxyConfig, input);
   const policy = parsePolicy(config.allow, config.deny);
@@ -137,12 +147,7 @@ export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): P
   // Paused: a connection waiting for its turn is not read (handleAttempt resumes it).
   const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: true }, (client) => admission.offer(client));
   const drops = countDrops(server, max, (n) => record(brokerLine(config.sessionId, 'too-many-connections', null, n)));
-  await listen(server, config.socketPath);
-  // accept(2) failures (EMFILE under a flood) must not end the broker: the listener stays.
-  server.on('error', () => undefined);
-  await chmod(config.socketPath, parseInt(config.socketMode ?? '0600', 8));
-  if (config.socketOwner) await chown(config.socketPath, config.socketOwner.uid, config.socketOwner.gid);
-  const { ino } = await stat(config.socketPath);
+  const ino = await openSocket(server, config);
 
   const summary = (): EgressSummary => ({ ...counter.summary(), log: log.state(), rate: { ...rate, delayed: admission.delayed() } });
   const idle = async () => {

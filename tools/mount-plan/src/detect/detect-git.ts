@@ -18,10 +18,10 @@
  */
 import * as nodeFs from 'node:fs/promises';
 import * as nodePath from 'node:path';
-import { ToolError, type CodeOf } from '@agent-sandbox/shared';
 import { captureCommand } from '@agent-sandbox/shared/capture';
 import type { GitKind } from '@agent-sandbox/shared/schemas/mount-plan';
 import { isLexicallyCanonical, isWithin } from './container-paths.js';
+import { checkGitDirEntries, isDir, lstatOrUndefined, refuse, requireCanonical, requirePlainEntries, requireRepositoryDirs } from './git-dir-checks.js';
 import { readGitLink, readPathFile } from './git-link.js';
 
 export interface GitDetection {
@@ -46,44 +46,6 @@ export interface DetectOptions {
   /** Where the workspace appears inside the container. */
   containerWorkspace: string;
   readConfigValue?: ReadConfigValue;
-}
-
-function refuse(code: CodeOf<'gitMount'>, message: string, detail?: Record<string, unknown>): ToolError {
-  return new ToolError('gitMount', code, message, detail);
-}
-
-function errnoOf(err: unknown): string | undefined {
-  return (err as NodeJS.ErrnoException | undefined)?.code;
-}
-
-async function lstatOrUndefined(p: string) {
-  try {
-    return await nodeFs.lstat(p);
-  } catch (err) {
-    if (errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ENOTDIR') return undefined;
-    throw err;
-  }
-}
-
-async function isDir(p: string): Promise<boolean> {
-  const info = await lstatOrUndefined(p);
-  return info?.isDirectory() ?? false;
-}
-
-/** Refuses unless `p` is absolute, lexically canonical and its own realpath (no symlink anywhere). */
-const notFound: Record<'gitdir-not-canonical' | 'commondir-not-canonical', CodeOf<'gitMount'>> = { 'gitdir-not-canonical': 'gitdir-not-found', 'commondir-not-canonical': 'commondir-not-found' };
-
-async function requireCanonical(p: string, code: keyof typeof notFound, what: string): Promise<void> {
-  if (!isLexicallyCanonical(p)) throw refuse(code, `${what} ${p} is not a canonical absolute path`);
-  let real: string;
-  try {
-    real = await nodeFs.realpath(p);
-  } catch (err) {
-    throw refuse(notFound[code], `${what} ${p} does not exist (${errnoOf(err) ?? err})`);
-  }
-  if (real !== p) {
-    throw refuse(code, `${what} ${p} resolves through a symlink to ${real}; git inside the container would not find it`);
-  }
 }
 
 /** The default config reader: real git, reading only that one file. */
@@ -115,43 +77,6 @@ async function resolveGitDir(workspace: string, containerWs: string, target: str
     throw refuse('git-metadata-inside-workspace', `gitdir ${target} lies inside the workspace; only a .git directory may`);
   }
   return target;
-}
-
-async function requireRepositoryDirs(dir: string, needs: string[], code: CodeOf<'gitMount'>, what: string): Promise<void> {
-  for (const name of needs) {
-    if (!(await lstatOrUndefined(`${dir}/${name}`))) throw refuse(code, `${what} ${dir} has no ${name}: not a git directory`);
-  }
-}
-
-/**
- * Refuses unless each named entry of `dir` is absent (when allowed) or of the given type
- * and not a symlink: these become bind sources or are copied, and a bind follows symlinks.
- */
-async function requirePlainEntries(dir: string, entries: [string, 'dir' | 'file', 'required' | 'optional'][]): Promise<void> {
-  for (const [name, type, need] of entries) {
-    const path = `${dir}/${name}`;
-    const info = await lstatOrUndefined(path);
-    if (!info) {
-      if (need === 'required') throw refuse('git-entry-missing', `${path} does not exist; the git dir is incomplete`);
-      continue;
-    }
-    if (type === 'dir' ? !info.isDirectory() : !info.isFile()) {
-      throw refuse('git-entry-not-plain', `${path} is not a plain ${type === 'dir' ? 'directory' : 'file'} (a symlink?); it would be mounted or copied`, { path });
-    }
-  }
-}
-
-/** The entries of a git dir (or common dir) that the view mounts or copies. */
-async function checkGitDirEntries(dir: string, full: boolean): Promise<{ hasRegistry: boolean; hasModules: boolean }> {
-  await requirePlainEntries(dir, [
-    ['objects', 'dir', 'required'],
-    ['refs', 'dir', 'required'],
-    ['logs', 'dir', 'optional'],
-    ['worktrees', 'dir', 'optional'],
-    ['modules', 'dir', 'optional'],
-    ...(full ? ([['HEAD', 'file', 'required'], ['index', 'file', 'optional'], ['ORIG_HEAD', 'file', 'optional']] as const) : []),
-  ] as [string, 'dir' | 'file', 'required' | 'optional'][]);
-  return { hasRegistry: await isDir(`${dir}/worktrees`), hasModules: await isDir(`${dir}/modules`) };
 }
 
 /** A linked worktree: common dir, registry, registration. */

@@ -6,11 +6,11 @@
  */
 import { ToolError } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
-import type { Evidence, PodmanAttribOutput } from '@agent-sandbox/shared/schemas/podman-attrib';
+import type { Evidence, Peak, PodmanAttribOutput } from '@agent-sandbox/shared/schemas/podman-attrib';
 import { cgroupEvidence, eventEvidence, kernelEvidence, type AttributeDeps } from './attribute-end.js';
 import { cgroupLayout, parentBase } from '../cgroup/cgroup-tree.js';
 import { parentFromArg } from '../cgroup/session-parent.js';
-import { peakFromCounters, readCounters } from '../cgroup/counters.js';
+import { peakFromCounters, readCounters, type Counters } from '../cgroup/counters.js';
 import { eventLogPath, readContainerEvents } from '../verdict/event-log.js';
 import { kmsgPath, readKmsg } from '../verdict/kernel-log.js';
 import { decide, signalOfStatus } from '../verdict/verdict.js';
@@ -56,6 +56,22 @@ async function inspectContainer(container: string): Promise<InspectedState> {
   return parseInspect(out.stdout);
 }
 
+/**
+ * What the parent cgroup tells: the container's own cgroup is gone once it exits, so only a
+ * session parent of ours, which outlives it, has counters and peaks; any other parent is shared.
+ */
+function parentEvidence(state: InspectedState): { counters: Counters; cgroup: Evidence['cgroup']; peak: Peak } {
+  const where = parentFromArg(state.cgroupParent);
+  if (where.sessionId === '') {
+    const layout = cgroupLayout(`/${parentBase}/-none-`);
+    const error = `the container's cgroup is removed when it exits and its parent ${state.cgroupParent || '(default)'} is shared: no peaks`;
+    return { counters: {}, cgroup: { ...cgroupEvidence(layout, state.cgroupParent, {}), error }, peak: { memoryBytes: null, pids: null, cpuSeconds: null } };
+  }
+  const layout = cgroupLayout(where.relPath);
+  const counters = readCounters(layout);
+  return { counters, cgroup: cgroupEvidence(layout, state.cgroupParent, counters), peak: peakFromCounters(counters, layout.mode) };
+}
+
 export async function attributeContainer(container: string, deps: ContainerDeps = {}): Promise<PodmanAttribOutput> {
   const inspecting = (deps.inspect ?? inspectContainer)(container);
   // The kernel ring is read while podman inspects (one read() per record, ~2 400 records and
@@ -65,10 +81,7 @@ export async function attributeContainer(container: string, deps: ContainerDeps 
   if (state.status === 'running' || state.status === 'paused' || state.status === 'stopping') {
     throw new ToolError('usage', 'container-running', `container ${JSON.stringify(container)} is ${state.status}: attribute it after it ended`);
   }
-  const where = parentFromArg(state.cgroupParent);
-  const ours = where.sessionId !== '';
-  const layout = cgroupLayout(ours ? where.relPath : `/${parentBase}/-none-`);
-  const counters = ours ? readCounters(layout) : {};
+  const { counters, cgroup, peak } = parentEvidence(state);
   // The container's own cgroup (<parent>/libpod-<id>, or libpod-<id>.scope under systemd) is named in the kernel's lines.
   const kernel = kernelEvidence(kmsg, `libpod-${state.id}`);
   const eventLog = eventEvidence((deps.readEvents ?? readContainerEvents)({ id: state.id }, 0, eventLogPath()));
@@ -81,12 +94,6 @@ export async function attributeContainer(container: string, deps: ContainerDeps 
     neverStarted,
     inspectOomKilled: state.oomKilled,
   });
-  const cgroup = ours
-    ? cgroupEvidence(layout, state.cgroupParent, counters)
-    : {
-        ...cgroupEvidence(layout, state.cgroupParent, {}),
-        error: `the container's cgroup is removed when it exits and its parent ${state.cgroupParent || '(default)'} is shared: no peaks`,
-      };
   const signal = signalOfStatus(state.exitCode);
   const evidence: Evidence = {
     basis: verdict.basis,
@@ -101,7 +108,7 @@ export async function attributeContainer(container: string, deps: ContainerDeps 
     exitCode: state.exitCode,
     reason: verdict.reason,
     evidence,
-    peak: ours ? peakFromCounters(counters, layout.mode) : { memoryBytes: null, pids: null, cpuSeconds: null },
+    peak,
     container: state.name,
     containerId: state.id,
     startedAt: state.startedAt,
