@@ -9,11 +9,12 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { bin, childCpuMs, image, loadavg, median, now, options, pct, sleep, started, tag } from './common.mjs';
+import { bin, childCpuMs, image, loadavg, now, options, pct, sleep, started, tag } from './common.mjs';
 import { base, env, makeRoot, plainWorkspace } from './fixture.mjs';
 import { sampleRss } from './concurrent.mjs';
 import { checkLedger, leftovers } from './soak-check.mjs';
 import { containerEvents, cpuByKind, phases } from './soak-phases.mjs';
+import { report, reportBounds, reportTime } from './soak-report.mjs';
 
 const ws = (id) => `/sandbox/workspaces/${id}`;
 /** The kinds of session, their share of 64, the flags and script that make them end as expected. */
@@ -47,8 +48,6 @@ function startProbe() {
 }
 
 const dist = (xs) => ({ n: xs.length, p50: pct(xs, 50), p90: pct(xs, 90), p99: pct(xs, 99), max: Math.max(...xs), over1s: xs.filter((x) => x >= 1000).length });
-const fmt = (d) => `n ${d.n}, p50 ${d.p50.toFixed(1)} ms, p90 ${d.p90.toFixed(1)}, p99 ${d.p99.toFixed(1)}, max ${d.max.toFixed(1)} ms, ${d.over1s} at or over 1 s`;
-
 /** Launches every session at once and waits for all; the probe runs before (baseline) and throughout. */
 async function runAll(root, ledger, sessions, egressFlags) {
   const probe = startProbe();
@@ -82,41 +81,6 @@ function timeFigures(sessions, run, ledger) {
   return { exits: phases(exits, events), all: phases(sessions, events), cpu: cpuByKind(sessions, ledger), launcherCpuS: run.launcherCpuS, containerCpuS };
 }
 
-/** The figures issue 25 sets bounds on, each beside its bound, in one line. */
-function reportBounds(n, run, checked, left, time) {
-  const right = n - checked.wrong.length;
-  const cpu = time.containerCpuS > 0 ? (time.launcherCpuS / time.containerCpuS).toFixed(2) : 'n/a';
-  console.log(`   bounds: launchers' CPU / containers' CPU ${cpu} (at most 1.0); peak RSS per launcher max ${run.memory.maxMiB.toFixed(1)} MiB (at most 35; private ${run.memory.privateMaxMiB.toFixed(1)} MiB); host latency max ${run.latency.during.max.toFixed(0)} ms (under 1 000); reasons right ${right}/${n}; left ${left.total}`);
-}
-
-function reportTime(time) {
-  const line = (p) => Object.entries(p).map(([k, v]) => `${k} ${(v.median / 1000).toFixed(1)} s (max ${(v.max / 1000).toFixed(1)})`).join(', ');
-  console.log(`   where the time went (podman's events), sessions that exit: ${line(time.exits)}`);
-  console.log(`   CPU: the launchers and what they waited for (podman's client, flock, du) ${time.launcherCpuS.toFixed(1)} s, the containers ${time.containerCpuS.toFixed(1)} s (conmon, podman's cleanup and the sentinels not counted)`);
-  console.log(`   container CPU seconds (ledger peak), median by kind: ${Object.entries(time.cpu).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
-}
-
-function report(n, egressMode, run, checked, left, load, sessions) {
-  console.log(`\n7. soak: ${n} sessions at once through agent-sandbox run (egress ${egressMode}), each its own workspace`);
-  console.log(`   all ended in ${(run.total / 1000).toFixed(1)} s; launcher peak RSS max ${run.memory.maxMiB.toFixed(1)} MiB, median ${run.memory.medianMiB.toFixed(1)} MiB, sum of the ${n} peaks ${run.memory.sumMiB.toFixed(0)} MiB`);
-  console.log(`   launcher peak private memory (not shared with other node processes) max ${run.memory.privateMaxMiB.toFixed(1)} MiB, median ${run.memory.privateMedianMiB.toFixed(1)} MiB, sum ${run.memory.privateSumMiB.toFixed(0)} MiB`);
-  for (const k of kinds) {
-    const walls = sessions.filter((s) => s.kind === k.kind).map((s) => s.result.wall);
-    if (walls.length) console.log(`   ${k.kind.padEnd(12)} x${String(walls.length).padEnd(3)} ${k.flags.join(' ').padEnd(16)} expect ${k.expect.padEnd(11)} wall median ${(median(walls) / 1000).toFixed(1)} s, max ${(Math.max(...walls) / 1000).toFixed(1)} s`);
-  }
-  const reasons = [...new Set([...Object.keys(checked.expected), ...Object.keys(checked.got)])];
-  console.log(`   reason        expected  got`);
-  for (const r of reasons) console.log(`   ${r.padEnd(14)} ${String(checked.expected[r] ?? 0).padStart(6)} ${String(checked.got[r] ?? 0).padStart(5)}`);
-  console.log(`   ledger: ${checked.lines} lines for ${n} sessions; exactly one each: ${checked.oneEach ? 'yes' : 'NO'}; lines of other sessions: ${checked.strangers}`);
-  for (const w of checked.wrong) console.log(`   UNEXPECTED ${w.id} (${w.kind}): ${w.lines} line(s), reason ${w.reason}, exit ${w.exitCode}, launcher exit ${w.launcherExit}, egress ${w.egress}: ${w.message ?? ''}`);
-  console.log(`   left afterwards: ${Object.entries(left.count).map(([k, v]) => `${k} ${v}`).join(', ')} (total ${left.total})`);
-  for (const [k, v] of Object.entries(left.left)) if (Array.isArray(v) && v.length) console.log(`     ${k}: ${v.slice(0, 5).map((x) => (typeof x === 'string' ? x : `${x.pid} ${x.cmd}`)).join('; ')}`);
-  console.log(`   host latency, sh -c true every 100 ms: before (5 s) ${fmt(run.latency.before)}`);
-  console.log(`                                         during      ${fmt(run.latency.during)}${run.latency.failed ? `; ${run.latency.failed} failed` : ''}`);
-  console.log(`   the slowest during: ${run.latency.worst.map((w) => `${w.ms.toFixed(0)} ms at ${w.atS.toFixed(1)} s`).join(', ')} (seconds after the sessions were started)`);
-  console.log(`   load average: before ${load.before}, after ${load.after}`);
-}
-
 export async function soak() {
   const n = options.soak;
   const egressMode = options.soakEgress;
@@ -132,7 +96,7 @@ export async function soak() {
   const left = leftovers(root, sessions.map((s) => s.id), `${tag}-k`);
   // Anything left is looked at again later: gone by then (a cleanup that lost a race and a later sweep took), or not.
   const later = left.total > 0 ? (await sleep(10_000), leftovers(root, sessions.map((s) => s.id), `${tag}-k`)) : undefined;
-  report(n, egressMode, run, checked, left, load, sessions);
+  report(n, egressMode, kinds, run, checked, left, load, sessions);
   if (later) console.log(`   left 10 s later: ${Object.entries(later.count).map(([k, v]) => `${k} ${v}`).join(', ')} (total ${later.total})`);
   const time = timeFigures(sessions, run, checked.ledger);
   reportTime(time);
