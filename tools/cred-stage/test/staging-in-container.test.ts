@@ -5,7 +5,7 @@
 // lists, the environment inside, and the files the session wrote into its container (read
 // through `podman diff` and `podman mount` after the canary was staged; the same search finds
 // the installed copy before the refresh replaces it).
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { createHash } from 'node:crypto';
 import { lstat, mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -60,6 +60,36 @@ t.before(async () => {
   }
 });
 
+/** A refresh as codex does it, by rename and then in place: the copy takes it, the staged source and host bytes do not, and no copy of the canary is left behind. */
+async function refreshInside(t: Test, name: string, hostHash: string, secret: string, seen: string[]): Promise<void> {
+  const refresh = [
+    `printf '{"tokens":{"access_token":"refreshed-inside"}}' > ~/.codex/auth.json.new && mv ~/.codex/auth.json.new ~/.codex/auth.json && echo refresh=ok`,
+    `printf '{"tokens":{"access_token":"rewritten-in-place"}}' > ~/.codex/auth.json && echo rewrite=ok`,
+    'echo "sourcehash=$(sha256sum < /sandbox-secrets/codex/auth.json | cut -d" " -f1)"',
+  ].join('\n');
+  const refreshed = await runPodman(['exec', name, 'sh', '-c', refresh], { timeoutMs: 30_000 });
+  seen.push(refreshed.stdout, refreshed.stderr);
+  t.match(refreshed.stdout, /^refresh=ok$/m, 'the copy is writable: a refresh by rename succeeds');
+  t.match(refreshed.stdout, /^rewrite=ok$/m, 'and so does a rewrite in place');
+  t.match(refreshed.stdout, new RegExp(`^sourcehash=${hostHash}$`, 'm'), 'the staged source is unchanged inside');
+  t.same(await layerFilesHolding(name, secret), [], 'after the refresh no file the session wrote in its container holds the canary (no leftover copy, temp file or log)');
+}
+
+/** Where the canary must not be while the container runs: inspect, the process lists inside and on the host, the logs. */
+async function canaryNowhereWhileRunning(t: Test, name: string, secret: string, seen: string[]): Promise<void> {
+  const inspect = await runPodman(['inspect', name]);
+  seen.push(inspect.stdout);
+  t.notOk(inspect.stdout.includes(secret), 'podman inspect of the running container has no canary');
+  const hostPs = await execa('ps', ['-eo', 'pid,args', '--no-headers']);
+  t.notOk(hostPs.stdout.includes(secret), 'the host process list has no canary');
+  const procs = await runPodman(['exec', name, 'sh', '-c', 'cat /proc/[0-9]*/cmdline /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n"']);
+  t.ok(procs.stdout.includes('sleep'), 'control: the process list inside was read');
+  t.notOk(procs.stdout.includes(secret), 'no argv or environment inside the container has the canary');
+  const logs = await runPodman(['logs', name]);
+  seen.push(logs.stdout, logs.stderr);
+  t.match(logs.stderr, /installed codex credential at \/sandbox\/home\/\.codex\/auth\.json/, 'control: install logged its step');
+}
+
 t.test('staged read-only, copied writable, refreshed inside, host file untouched, canary nowhere', async (t) => {
   const base = await tempDir(t, 'cred-stage-ctr-');
   const home = `${base}/home`;
@@ -104,31 +134,8 @@ t.test('staged read-only, copied writable, refreshed inside, host file untouched
   t.match(inside.stdout, new RegExp(`^copyhash=${before.hash}$`, 'm'), 'the installed copy has the host bytes (so the canary was inside)');
   t.same(await layerFilesHolding(name, secret), ['/sandbox/home/.codex/auth.json'], "control: the search of the container's own files finds the canary in the installed copy, and only there");
 
-  // A refresh as codex does it: rewrite auth.json (write a new file, rename it over); then in place.
-  const refresh = [
-    `printf '{"tokens":{"access_token":"refreshed-inside"}}' > ~/.codex/auth.json.new && mv ~/.codex/auth.json.new ~/.codex/auth.json && echo refresh=ok`,
-    `printf '{"tokens":{"access_token":"rewritten-in-place"}}' > ~/.codex/auth.json && echo rewrite=ok`,
-    'echo "sourcehash=$(sha256sum < /sandbox-secrets/codex/auth.json | cut -d" " -f1)"',
-  ].join('\n');
-  const refreshed = await runPodman(['exec', name, 'sh', '-c', refresh], { timeoutMs: 30_000 });
-  seen.push(refreshed.stdout, refreshed.stderr);
-  t.match(refreshed.stdout, /^refresh=ok$/m, 'the copy is writable: a refresh by rename succeeds');
-  t.match(refreshed.stdout, /^rewrite=ok$/m, 'and so does a rewrite in place');
-  t.match(refreshed.stdout, new RegExp(`^sourcehash=${before.hash}$`, 'm'), 'the staged source is unchanged inside');
-  t.same(await layerFilesHolding(name, secret), [], 'after the refresh no file the session wrote in its container holds the canary (no leftover copy, temp file or log)');
-
-  // Where the canary must not be, while the container runs.
-  const inspect = await runPodman(['inspect', name]);
-  seen.push(inspect.stdout);
-  t.notOk(inspect.stdout.includes(secret), 'podman inspect of the running container has no canary');
-  const hostPs = await execa('ps', ['-eo', 'pid,args', '--no-headers']);
-  t.notOk(hostPs.stdout.includes(secret), 'the host process list has no canary');
-  const procs = await runPodman(['exec', name, 'sh', '-c', 'cat /proc/[0-9]*/cmdline /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n"']);
-  t.ok(procs.stdout.includes('sleep'), 'control: the process list inside was read');
-  t.notOk(procs.stdout.includes(secret), 'no argv or environment inside the container has the canary');
-  const logs = await runPodman(['logs', name]);
-  seen.push(logs.stdout, logs.stderr);
-  t.match(logs.stderr, /installed codex credential at \/sandbox\/home\/\.codex\/auth\.json/, 'control: install logged its step');
+  await refreshInside(t, name, before.hash, secret, seen);
+  await canaryNowhereWhileRunning(t, name, secret, seen);
 
   await runPodman(['rm', '--force', '--time', '0', name]);
 
