@@ -12,63 +12,21 @@
 // it under /var/lib/kubelet/seccomp, kube play's default root), and unshare fails inside.
 import t, { type Test } from 'tap';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, chown, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { cgroupMode } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
 import { execa } from 'execa';
-import { binPath, privateHosts, repoRoot, runBin, startFakeInternet, tempDir, type FakeInternet } from '@agent-sandbox/testkit';
+import { repoRoot, runBin, startFakeInternet, type FakeInternet } from '@agent-sandbox/testkit';
+import { kubeLayout, startNodeBroker } from './fixtures/kube-node.js';
 
-const proofs = path.join(repoRoot, 'test/e2e/fixtures/pod-proofs.sh');
-const probe = path.join(repoRoot, 'test/e2e/fixtures/pod-egress-probe.mjs');
 const seccompRoot = path.join(repoRoot, 'tools/sandbox-run/seccomp');
 const pids = 48;
 const memory = '128m';
 const memoryBytes = 128 * 1024 * 1024;
 
-/** The session's root and workspace (the proofs in it, owned by the agent), a neighbour, a HOME with a canary. */
-async function kubeLayout(t: Test) {
-  const base = await tempDir(t, 'astest-kube-');
-  await chmod(base, 0o755);
-  const id = `astest-kube-${randomBytes(3).toString('hex')}`;
-  const root = path.join(base, 'root');
-  const ws = path.join(root, 'workspaces', id);
-  await mkdir(ws, { recursive: true });
-  await copyFile(proofs, path.join(ws, 'pod-proofs.sh'));
-  await chmod(path.join(ws, 'pod-proofs.sh'), 0o755);
-  await copyFile(probe, path.join(ws, 'pod-egress-probe.mjs'));
-  await chown(ws, 1000, 1000);
-  await mkdir(path.join(base, 'other', 'workspaces', 'neighbour'), { recursive: true });
-  const home = path.join(base, 'home');
-  await mkdir(path.join(home, '.codex'), { recursive: true });
-  await writeFile(path.join(home, '.codex', 'auth.json'), JSON.stringify({ OPENAI_API_KEY: 'sk-canary-kube' }), { mode: 0o600 });
-  // A neighbouring workspace under the same root must not be visible in the pod.
-  await mkdir(path.join(root, 'workspaces', 'neighbour'));
-  return { base, id, root, home };
-}
-
-/**
- * The node's broker, with the node's resolver (a private /etc/hosts naming the fake internet),
- * on the socket the pod mounts; its stdout carries the attempt lines, then the summary.
- */
-async function startNodeBroker(t: Test, base: string, fi: FakeInternet, broker: { socketPath: string }) {
-  const prefix = await privateHosts(base, [
-    { address: fi.api.v4, names: [fi.api.name] },
-    { address: fi.blocked.v4, names: [fi.blocked.name] },
-  ]);
-  const node = execa(prefix[0]!, [...prefix.slice(1), binPath('egress-proxy'), 'serve'], { input: JSON.stringify(broker), reject: false, stdin: 'pipe' });
-  t.teardown(() => void node.kill('SIGTERM'));
-  t.teardown(() => rm(path.dirname(broker.socketPath), { recursive: true, force: true }));
-  for (let i = 0; i < 100 && !existsSync(broker.socketPath); i++) await new Promise((r) => setTimeout(r, 50));
-  t.ok(existsSync(broker.socketPath), 'the node broker listens on the socket');
-  return { node }; // wrapped: the child is a thenable, which an async function would wait for
-}
-
-t.test("the kube objects run under podman kube play: denial, no-namespace and egress proofs pass inside the pod, and forks stop at the pids limit the manifest declares once the test writes it at the pod cgroup, as a kubelet's podPidsLimit would (podman 4.3 applies no pids limit from the manifest)", async (t) => {
-  const { base, id, root, home } = await kubeLayout(t);
-  const fi = await startFakeInternet(t, { dir: base });
-
+/** `agent-sandbox kube`: one List of the Pod, a NetworkPolicy that denies it everything, and the node broker's ConfigMap. */
+async function kubeObjects(t: Test, id: string, root: string, home: string, fi: FakeInternet) {
   const out = await runBin(
     'agent-sandbox',
     ['kube', '--runtime', 'codex', '--workspace', id, '--root', root, '--pids', String(pids), '--memory', memory, '--ca-file', fi.ca.certFile,
@@ -88,11 +46,18 @@ t.test("the kube objects run under podman kube play: denial, no-namespace and eg
   t.same(broker, { socketPath: `/run/agent-sandbox/egress/${id}/egress.sock`, sessionId: id, allow: ['api.openai.com', 'chatgpt.com', 'auth.openai.com'], socketOwner: { uid: 1000, gid: 1000 } }, "the node broker's config: the runtime's allowlist on the socket the pod mounts");
   t.equal(manifest.metadata.annotations['io.podman.annotations.pids-limit/agent'], String(pids), 'the pids limit travels as the podman annotation');
   t.equal(manifest.metadata.annotations['seccomp.security.alpha.kubernetes.io/pod'], 'localhost/agent-sandbox.json', 'the seccomp profile travels as the annotation podman 4.3 reads');
-  const { node } = await startNodeBroker(t, base, fi, broker);
+  return { items: out.json.items as unknown[], manifest, podName, broker };
+}
 
+/**
+ * Plays the objects as a YAML stream with --start=false, then writes the manifest's pids limit
+ * at the pod cgroup (podman 4.3 ignores the annotation; a kubelet's podPidsLimit would set it).
+ * Returns the environment that selects runc for the pod's later podman commands.
+ */
+async function playWithDeclaredPids(t: Test, base: string, root: string, items: unknown[], manifest: any, podName: string): Promise<Record<string, string>> {
   // podman 4.3 takes a YAML stream, not a List; JSON documents are YAML.
   const file = path.join(base, 'pod.yaml');
-  await writeFile(file, (out.json.items as unknown[]).map((i) => JSON.stringify(i)).join('\n---\n'));
+  await writeFile(file, items.map((i) => JSON.stringify(i)).join('\n---\n'));
   const conf = path.join(base, 'containers.conf');
   await writeFile(conf, '[engine]\nruntime = "runc"\n[containers]\ndefault_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]\n');
   const env = { ...process.env, CONTAINERS_CONF: conf } as Record<string, string>;
@@ -110,6 +75,28 @@ t.test("the kube objects run under podman kube play: denial, no-namespace and eg
   const declared = manifest.metadata.annotations['io.podman.annotations.pids-limit/agent'];
   await writeFile(pidsMax, `${declared}\n`);
   t.equal(readFileSync(pidsMax, 'utf8').trim(), String(pids), "the test wrote the manifest's pids limit at the pod cgroup, as a kubelet's podPidsLimit would");
+  return env;
+}
+
+/** The node broker's account once stopped: the allowed host reached once, the blocked one refused and never dialed. */
+async function brokerAccount(t: Test, node: ReturnType<typeof execa>, fi: FakeInternet): Promise<void> {
+  node.kill('SIGTERM');
+  const served = await node;
+  const lines = String(served.stdout).trim().split('\n').map((l) => JSON.parse(l));
+  const summary = lines.pop().summary;
+  t.match(summary.reached, [{ host: fi.api.name, port: 443, connections: 1 }], `the broker reached ${fi.api.name} once`);
+  t.match(summary.refused, [{ host: fi.blocked.name, port: 443, rule: 'not-allowlisted', decision: 'denied', count: 1 }], `and refused ${fi.blocked.name}`);
+  t.equal(lines.length, 2, 'one log line per attempt');
+  t.equal(await fi.connections('blocked'), 0, 'the blocked server saw no connection');
+}
+
+t.test("the kube objects run under podman kube play: denial, no-namespace and egress proofs pass inside the pod, and forks stop at the pids limit the manifest declares once the test writes it at the pod cgroup, as a kubelet's podPidsLimit would (podman 4.3 applies no pids limit from the manifest)", async (t) => {
+  const { base, id, root, home } = await kubeLayout(t);
+  const fi = await startFakeInternet(t, { dir: base });
+
+  const { items, manifest, podName, broker } = await kubeObjects(t, id, root, home, fi);
+  const { node } = await startNodeBroker(t, base, fi, broker);
+  const env = await playWithDeclaredPids(t, base, root, items, manifest, podName);
 
   await runPodman(['pod', 'start', podName], { env, timeoutMs: 120_000 });
   const waited = await runPodman(['wait', `${podName}-agent`], { env, timeoutMs: 120_000 });
@@ -125,14 +112,6 @@ t.test("the kube objects run under podman kube play: denial, no-namespace and eg
   t.equal(waited.stdout.trim(), '0', 'the proofs exited 0 inside the pod');
   t.notMatch(text, /sk-canary-kube/, 'the secret is in no log line');
 
-  // The node broker's account: the allowed host reached once, the blocked one refused, dialed never.
-  node.kill('SIGTERM');
-  const served = await node;
-  const lines = String(served.stdout).trim().split('\n').map((l) => JSON.parse(l));
-  const summary = lines.pop().summary;
-  t.match(summary.reached, [{ host: fi.api.name, port: 443, connections: 1 }], `the broker reached ${fi.api.name} once`);
-  t.match(summary.refused, [{ host: fi.blocked.name, port: 443, rule: 'not-allowlisted', decision: 'denied', count: 1 }], `and refused ${fi.blocked.name}`);
-  t.equal(lines.length, 2, 'one log line per attempt');
-  t.equal(await fi.connections('blocked'), 0, 'the blocked server saw no connection');
+  await brokerAccount(t, node, fi);
   t.ok(existsSync('/proc/self'), 'the host is still working after the fork bomb');
 });

@@ -11,7 +11,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { binPath, tempDir } from '@agent-sandbox/testkit';
-import { startSshd } from './fixtures/sshd-fixture.js';
+import { startSshd, type SshdFixture } from './fixtures/sshd-fixture.js';
 
 async function throwawayUser(t: Test): Promise<string> {
   const user = `astest-n${randomBytes(3).toString('hex')}`;
@@ -70,11 +70,9 @@ t.test('an unrestricted line for the same key is replaced; other keys stay; a ba
   t.match(String(bad.stderr), /--key: expected one OpenSSH public key/);
 });
 
-t.test('a real sshd with the line node-setup wrote: the key reaches only the receiver, as that user', async (t) => {
-  const dir = await tempDir(t, 'astest-nodesetup-sshd-');
-  await chmod(dir, 0o755);
-  const user = await throwawayUser(t);
-  const sshd = await startSshd(t, dir, {
+/** A real sshd whose authorized_keys for `user` is the one node-setup writes for the client's key. */
+function sshdWithNodeSetup(t: Test, dir: string, user: string): Promise<SshdFixture> {
+  return startSshd(t, dir, {
     user,
     authorize: async (pubFile) => {
       const file = path.join(dir, 'node-authorized_keys');
@@ -83,6 +81,21 @@ t.test('a real sshd with the line node-setup wrote: the key reaches only the rec
       return file;
     },
   });
+}
+
+/** ssh as `user` with the client's key, asking for `command` (what the restricted line must ignore). */
+async function sshCommand(dir: string, sshd: SshdFixture, user: string, command: string) {
+  const known = path.join(dir, 'known_hosts');
+  await writeFile(known, `[127.0.0.1]:${sshd.port} ${sshd.hostKey}\n`);
+  const argv = ['-F', '/dev/null', '-o', 'BatchMode=yes', '-o', `UserKnownHostsFile=${known}`, '-o', 'IdentitiesOnly=yes', '-i', sshd.clientKey, '-p', String(sshd.port), `${user}@127.0.0.1`, command];
+  return execa('ssh', argv, { input: `${command}\n`, reject: false, timeout: 30_000 });
+}
+
+t.test('a real sshd with the line node-setup wrote: the key reaches only the receiver, as that user', async (t) => {
+  const dir = await tempDir(t, 'astest-nodesetup-sshd-');
+  await chmod(dir, 0o755);
+  const user = await throwawayUser(t);
+  const sshd = await sshdWithNodeSetup(t, dir, user);
   const registry = path.join(dir, 'hosts.json');
   await writeFile(registry, JSON.stringify({ version: 1, hosts: [sshd.registryEntry()] }));
   await mkdir(path.join(dir, 'local-home'));
@@ -98,9 +111,7 @@ t.test('a real sshd with the line node-setup wrote: the key reaches only the rec
   t.match(sshd.log(), new RegExp(`Accepted publickey for ${user}`), 'sshd let the key in as the node user');
   t.equal(out.exitCode, 88, String(out.stderr));
   t.match(String(out.stderr), /rootless podman \(uid \d+\) on cgroup (hybrid|v1)/, 'the receiver ran as that user and refused for this machine\'s reason');
-  const known = path.join(dir, 'known_hosts');
-  await writeFile(known, `[127.0.0.1]:${sshd.port} ${sshd.hostKey}\n`);
-  const shell = await execa('ssh', ['-F', '/dev/null', '-o', 'BatchMode=yes', '-o', `UserKnownHostsFile=${known}`, '-o', 'IdentitiesOnly=yes', '-i', sshd.clientKey, '-p', String(sshd.port), `${user}@127.0.0.1`, 'id'], { input: 'id\n', reject: false, timeout: 30_000 });
+  const shell = await sshCommand(dir, sshd, user, 'id');
   t.equal(shell.exitCode, 80, 'a command asked for is ignored: the receiver refuses what is not a request');
   t.notMatch(String(shell.stdout), /uid=/);
 });

@@ -4,7 +4,7 @@
 // host file stays byte-identical with its mtime unchanged, and the copy is gone with the
 // session. cred-stage refuses such a token by default (85); `--allow-expiring`, a flag and never
 // an environment variable, overrides it, and the ledger records that it was used.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -22,9 +22,12 @@ function jwt(exp: number, extra: Record<string, unknown> = {}): string {
 const now = () => Math.floor(Date.now() / 1000);
 const refreshedRefreshToken = 'refreshed-refresh-token'; // what model-server.mjs hands out
 
-t.test('codex refreshes an expired token inside the container; the rewrite stays in the container copy', async (t) => {
-  const newAccess = jwt(now() + 7200, { note: `refreshed-${randomBytes(4).toString('hex')}` });
-  const s = await realSession(t, {
+/**
+ * A real codex session whose staged auth.json holds an expired ChatGPT token (the canary is its
+ * refresh token); the scripted server hands out `newAccess` when codex refreshes, and expects it.
+ */
+function expiredTokenSession(t: Test, newAccess: string) {
+  return realSession(t, {
     runtime: 'codex',
     label: 'refresh',
     // Step 0 runs after codex refreshed (the refresh precedes its first model request): the agent
@@ -44,6 +47,11 @@ t.test('codex refreshes an expired token inside the container; the rewrite stays
     refreshAccessToken: newAccess,
     codexConfigExtra: 'chatgpt_base_url = "http://127.0.0.1:8080/backend-api/"',
   });
+}
+
+t.test('codex refreshes an expired token inside the container; the rewrite stays in the container copy', async (t) => {
+  const newAccess = jwt(now() + 7200, { note: `refreshed-${randomBytes(4).toString('hex')}` });
+  const s = await expiredTokenSession(t, newAccess);
   // codex reads its refresh URL from this variable; it travels as an argument of `env` inside
   // the container (the agent's own argv), so nothing on the host or in the launcher changes.
   const refreshed = ['--agent-bin', '/usr/bin/env', '--', `CODEX_REFRESH_TOKEN_URL_OVERRIDE=${s.server.url}/oauth/token`, 'codex', ...agentArgs('codex', 'report the token state')];

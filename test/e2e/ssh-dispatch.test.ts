@@ -3,71 +3,15 @@
 // ssh; the dispatch key gets no shell; a request for another node is refused; a dead sshd is 81;
 // the egress flags (--ca-file, --allow-host, --egress, --publish) never cross ssh; a dispatched
 // session is listed and stopped through the node's forced command.
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { execa } from 'execa';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, chown, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { runPodman } from '@agent-sandbox/shared/podman';
-import { binPath, repoRoot, tempDir, until } from '@agent-sandbox/testkit';
-import { startSshd, type SshdFixture } from './fixtures/sshd-fixture.js';
-
-const stub = path.join(repoRoot, 'tools/agent-sandbox/test/fixtures/stub-agent.sh');
-
-interface Remote {
-  dir: string;
-  sshd: SshdFixture;
-  id: string;
-  registry: string;
-  ledger: string;
-  hostMarker: string;
-  flags: string[];
-  env: Record<string, string>;
-  marker: () => string | undefined;
-}
-
-async function remote(t: Test, label: string, entry?: (s: SshdFixture) => Record<string, unknown>): Promise<Remote> {
-  const dir = await tempDir(t, `astest-ssh-${label}-`);
-  await chmod(dir, 0o755);
-  const sshd = await startSshd(t, dir);
-  const id = `astest-ssh-${label}-${randomBytes(3).toString('hex')}`;
-  const ws = path.join(sshd.nodeRoot, 'workspaces', id);
-  await mkdir(ws, { recursive: true });
-  await copyFile(stub, path.join(ws, 'stub-agent.sh'));
-  await chmod(path.join(ws, 'stub-agent.sh'), 0o755);
-  await chown(ws, 1000, 1000);
-  await mkdir(path.join(sshd.nodeHome, '.codex'), { recursive: true });
-  await writeFile(path.join(sshd.nodeHome, '.codex', 'auth.json'), JSON.stringify({ OPENAI_API_KEY: 'sk-canary-node-only' }), { mode: 0o600 });
-  const registry = path.join(dir, 'hosts.json');
-  await writeFile(registry, JSON.stringify({ version: 1, hosts: [(entry ?? ((s) => s.registryEntry()))(sshd)] }));
-  const hostMarker = `/tmp/astest-host-marker-${randomBytes(6).toString('hex')}`;
-  t.teardown(async () => {
-    await rm(hostMarker, { force: true });
-    await runPodman(['rm', '--force', '--ignore', '--time', '0', `agent-sandbox-${id}`], { expect: 'any' });
-  });
-  const ledger = path.join(dir, 'local-state', 'ledger.jsonl');
-  const localHome = path.join(dir, 'local-home');
-  await mkdir(localHome);
-  return {
-    dir,
-    sshd,
-    id,
-    registry,
-    ledger,
-    hostMarker,
-    flags: ['--runtime', 'codex', '--workspace', id, '--hosts', registry, '--ledger', ledger, '--agent-bin', `/sandbox/workspaces/${id}/stub-agent.sh`],
-    env: { HOME: localHome, PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
-    marker: () => (existsSync(path.join(ws, '.agent-ran')) ? readFileSync(path.join(ws, '.agent-ran'), 'utf8') : undefined),
-  };
-}
+import { binPath, until } from '@agent-sandbox/testkit';
+import { launcher, remote } from './fixtures/ssh-node.js';
 
 const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
-
-async function launcher(r: Remote, args: string[], prefix: string[] = []) {
-  const [cmd, ...pre] = [...prefix, binPath('agent-sandbox')];
-  return execa(cmd!, [...pre, ...args], { env: r.env, extendEnv: false, reject: false, timeout: 120_000 });
-}
 
 t.test('a full session over real ssh returns the agent exit code and writes a ledger line', async (t) => {
   const r = await remote(t, 'full');

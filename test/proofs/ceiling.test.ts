@@ -11,6 +11,7 @@ import { runPodman } from '@agent-sandbox/shared/podman';
 import type { PodmanAttribOutput } from '@agent-sandbox/shared/schemas/podman-attrib';
 import { containerCgroupDir, tempDir, testCgroupParent } from '@agent-sandbox/testkit';
 import { busybox, debian, ensureImage, runAttributed, runScript } from './session.js';
+import { forkBombScript, hostForksDuringBomb, untilAtCeiling } from './fork-bomb.js';
 import { cpuController, cpuQuotaScript, cpuUsageScript, files, hostCpuFile, hostCpuUsage, memoryLimitScript, v2 } from './cgroup-view.js';
 
 await ensureImage(busybox);
@@ -18,7 +19,6 @@ await ensureImage(debian);
 
 const made: string[] = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const readNumber = async (file: string) => Number((await readFile(file, 'utf8')).trim().split(/\s+/).pop());
 const rootful = process.geteuid?.() === 0;
 // The kernel log is root's (dmesg_restrict 1 on Debian); rootless attribution rests on counters.
 const kernelLog = rootful ? false : 'the kernel log needs CAP_SYSLOG (dmesg_restrict=1); rootless attribution is proved from the counters';
@@ -44,19 +44,7 @@ t.test('a fork bomb is held at --pids-limit, the host can still fork during it, 
   // at its ceiling for as long as the host needs, however slow the machine.
   const hold = await tempDir(t, 'astest-forkbomb-hold-');
   await chmod(hold, 0o755);
-  // Each of the bomb's shells forks another every 0.2 s forever and never exits, so the bomb stays
-  // at the ceiling (a `bomb | bomb &` bomb thins out as bash's fork retries give up); it sleeps
-  // in bash's own `read -t` on a fifo, never in a program it would have to fork. The sampler uses
-  // only builtins too ([ is bash's own, {1..N} needs no seq), so it keeps running at the limit.
-  const script = [
-    'mkfifo /tmp/tick; exec 3<>/tmp/tick',
-    'bomb() { while :; do ( bomb ) & read -t 0.2 x <&3; done; }',
-    '( bomb ) 2>/dev/null &',
-    `for i in {1..${samples}}; do read -t 0.5 x <&3; read c < ${files.pidsCurrent}; read e < ${files.pidsEvents}; echo "sample current=$c events=\${e#max }"; done`,
-    `read m < ${files.pidsMax}; echo "max=$m"`,
-    'while [ ! -e /sandbox/hold/release ]; do read -t 0.5 x <&3; done',
-    'exit 0',
-  ].join('\n');
+  const script = forkBombScript(samples);
   const limits = { memory: '512m', memorySwap: '512m', pids: 64, cpus: 1, cpuShares: 256 };
   const mounts = [{ source: hold, destination: '/sandbox/hold', readOnly: true }];
   // Under the VM tier's CPU emulation the sampler gets a sliver of CPU beside 60 retrying forks
@@ -64,38 +52,13 @@ t.test('a fork bomb is held at --pids-limit, the host can still fork during it, 
   const session = runAttributed(t, 'forkbomb', script, { image: debian, command: ['bash', '-c', script], limits, mounts }, 900_000);
   try {
     // Wait (from the host) until the bomb is at the ceiling.
-    const parentDir = (await session.prepared).layout.dirs.pids;
-    let atCeiling = 0;
-    let dir: string | undefined;
-    let ended = false;
-    session.done.then(
-      () => (ended = true),
-      () => (ended = true),
-    );
-    // Until the bomb is at its ceiling or the session ended: a rootless start under the VM tier's
-    // emulation can take over a minute.
-    for (const deadline = Date.now() + 600_000; Date.now() < deadline && atCeiling < 60 && !ended; ) {
-      dir = await containerCgroupDir(parentDir);
-      if (dir) atCeiling = await readNumber(`${dir}/pids.current`).catch(() => 0);
-      if (atCeiling < 60) await sleep(100);
-    }
+    const { atCeiling, dir } = await untilAtCeiling((await session.prepared).layout.dirs.pids, session.done);
     t.ok(atCeiling >= 60 && atCeiling <= 64, `the host sees the container at its ceiling (pids.current ${atCeiling} of 64)`);
     t.ok(dir, 'the container cgroup exists during the bomb');
     if (dir) t.equal((await readFile(`${dir}/pids.max`, 'utf8')).trim(), '64', 'pids.max is 64 (host view)');
     // The host forks while the bomb runs; the bomb's count is sampled throughout the forks.
-    const t0 = Date.now();
-    let forking = true;
-    let bombMin = Infinity;
-    const sampling = (async () => {
-      while (forking && dir) {
-        bombMin = Math.min(bombMin, await readNumber(`${dir}/pids.current`).catch(() => 0));
-        await sleep(20);
-      }
-    })();
-    const forks = await Promise.all(Array.from({ length: 20 }, (_, i) => execa('sh', ['-c', `echo host-fork-${i}`], { reject: false })));
-    forking = false;
-    await sampling;
-    t.equal(forks.filter((f, i) => f.exitCode === 0 && f.stdout === `host-fork-${i}`).length, 20, `20 host processes forked and exited 0 during the bomb (${Date.now() - t0} ms)`);
+    const { forks, ms, bombMin } = await hostForksDuringBomb(dir);
+    t.equal(forks.filter((f, i) => f.exitCode === 0 && f.stdout === `host-fork-${i}`).length, 20, `20 host processes forked and exited 0 during the bomb (${ms} ms)`);
     if (dir) t.ok(bombMin >= 60, `the bomb stayed at its ceiling while the host forked (pids.current never below ${bombMin})`);
   } finally {
     // Whatever happened above, the bomb ends (its container would otherwise wait for the timeout).
