@@ -76,13 +76,16 @@ async function makeUserDir(options: ApiRouteOptions, userDir: string): Promise<v
 
 type Api = { v4: string; v6: string };
 
-/** Step 3: the relay runs inside the namespace, where the API addresses are, and forwards to the socket. */
-async function startRelay(options: ApiRouteOptions, netns: string, api: Api, socket: string): Promise<ResultPromise> {
+/**
+ * Step 3: the relay runs inside the namespace, where the API addresses are, and forwards to the
+ * socket. The child comes back wrapped: it is a thenable, which an async function would wait for.
+ */
+async function startRelay(options: ApiRouteOptions, netns: string, api: Api, socket: string): Promise<{ child: ResultPromise }> {
   const relay: RelayConfig = { listen: [{ address: api.v4, port: 443 }, { address: api.v6, port: 443 }], socket };
   const config = path.join(options.stateDir, 'relay.json');
   await writeFile(config, JSON.stringify(relay), { mode: 0o600 });
   const argv = ['ip', 'netns', 'exec', netns, process.execPath, path.join(here, 'api-route-relay.js'), config];
-  return (await startScript(argv, 'relay', options.onEvent)).child;
+  return { child: (await startScript(argv, 'relay', options.onEvent)).child };
 }
 
 /** Step 4: the name server answers each API name with the API addresses; resolves with the port it took. */
@@ -121,7 +124,7 @@ export async function openApiRoute(t: Teardown, options: ApiRouteOptions): Promi
     await makeNetwork(netns, slot, hv, nv, [api], hostSide);
     await makeUserDir(options, userDir);
     const socket = path.join(userDir, 'model.sock');
-    children.push(await startRelay(options, netns, api, socket));
+    children.push((await startRelay(options, netns, api, socket)).child);
     const dns = await startDns(options, api);
     children.push(dns.child);
 
