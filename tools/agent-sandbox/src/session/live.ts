@@ -80,7 +80,8 @@ export function shellsOf(text: string): NonNullable<LedgerLine['shells']> {
       // a half-written or foreign line
     }
   }
-  const named = notes.slice(0, namedShells).map((n) => ({ at: n.at, by: String(n.by).slice(0, 200), uid: Number(n.uid), command: n.command.map((a) => String(a).slice(0, 200)).slice(0, 20), tty: Boolean(n.tty) }));
+  const kept = notes.slice(0, namedShells);
+  const named = kept.map((n) => ({ at: n.at, by: String(n.by).slice(0, 200), uid: Number(n.uid), command: n.command.map((a) => String(a).slice(0, 200)).slice(0, 20), tty: Boolean(n.tty) }));
   return { named, others: notes.length - named.length };
 }
 
