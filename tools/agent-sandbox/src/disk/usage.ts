@@ -1,10 +1,11 @@
 /**
  * What the disk ceiling's watchdog reads: `du` for the bytes the session's directories hold,
- * `find` for how many names (files, directories, links) they hold, and statfs for what their
- * filesystems have used, a cheap system call that tells the watchdog when a walk is worth its
- * cost.
+ * the incremental look (look.ts) for how many names (files, directories, links) they hold, with
+ * `find` in its place past the look's bound, and statfs for what their filesystems have used, a
+ * cheap system call that tells the watchdog when a look is worth its cost.
  */
-import { statSync, statfsSync } from 'node:fs';
+import { lstatSync, readdirSync, statSync, statfsSync } from 'node:fs';
+import type { LookFs } from './look.js';
 import { spawn } from 'node:child_process';
 import { captureCommand } from '@agent-sandbox/shared/capture';
 import { systemPath } from '@agent-sandbox/shared/podman';
@@ -59,15 +60,15 @@ export function filesystemsUsed(dirs: string[]): Map<number, FsUsed> {
   return used;
 }
 
-/** How much the filesystems grew between two reads (shrinking counts as nothing). */
-export function grownSince(before: Map<number, FsUsed>, now: Map<number, FsUsed>): FsUsed {
-  const grown = { bytes: 0, inodes: 0 };
+/** How far the filesystems' counters moved between two reads, up or down: a writer next door that frees space must not hide the session's growth. */
+export function movedBetween(before: Map<number, FsUsed>, now: Map<number, FsUsed>): FsUsed {
+  const moved = { bytes: 0, inodes: 0 };
   for (const [dev, used] of now) {
     const was = before.get(dev) ?? used;
-    grown.bytes += Math.max(0, used.bytes - was.bytes);
-    grown.inodes += Math.max(0, used.inodes - was.inodes);
+    moved.bytes += Math.abs(used.bytes - was.bytes);
+    moved.inodes += Math.abs(used.inodes - was.inodes);
   }
-  return grown;
+  return moved;
 }
 
 /** Free inodes of the filesystem holding `dir`; undefined where it has no fixed count (btrfs says 0 of 0). */
@@ -75,3 +76,22 @@ export function freeInodes(dir: string): number | undefined {
   const fs = statfsSync(dir);
   return fs.files > 0 ? fs.ffree : undefined;
 }
+
+/** The look's view of this host's filesystem: lstat and readdir only, so nothing but a directory is ever opened. */
+export const hostLookFs: LookFs = {
+  lstat(path) {
+    try {
+      const st = lstatSync(path, { throwIfNoEntry: false });
+      return st && { dev: st.dev, ino: st.ino, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, isDirectory: st.isDirectory() };
+    } catch {
+      return undefined; // unreadable counts as gone: its parent's listing still names it
+    }
+  },
+  readdir(path) {
+    try {
+      return readdirSync(path, { withFileTypes: true });
+    } catch {
+      return undefined;
+    }
+  },
+};
