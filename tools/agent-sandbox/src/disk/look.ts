@@ -76,6 +76,8 @@ export interface LookResult {
   names: number | undefined;
   statted: number;
   read: number;
+  /** How long the stats of the known directories took (ms, by `nowMs`): what a look of a quiet tree costs. */
+  statMs: number;
   overflow: boolean;
 }
 
@@ -174,9 +176,11 @@ function* changedDirs(state: LookState, fs: LookFs, counts: { statted: number })
  * work run, and returns the count. The first look reads everything (the baseline).
  */
 export function* look(state: LookState, fs: LookFs, nowMs: () => number): Generator<void, LookResult> {
-  const counts = { statted: 0, read: 0 };
+  const counts = { statted: 0, read: 0, statMs: 0 };
   if (state.overflow) return { names: undefined, ...counts, overflow: true };
+  const began = nowMs();
   const stack = yield* changedDirs(state, fs, counts);
+  counts.statMs = nowMs() - began;
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
     // A path pushed twice (changed, then found untracked by its re-read parent) is read twice: harmless.
     const tooLong = Buffer.byteLength(item[0]) > state.maxPathBytes;

@@ -24,7 +24,7 @@
  * so --memory bounds it.
  */
 import { countNames, duBytes, filesystemsUsed, hostLookFs, movedBetween, type FsUsed } from './usage.js';
-import { look, newLookState, type LookState } from './look.js';
+import { look, newLookState, type LookResult, type LookState } from './look.js';
 
 export { countNames, duBytes };
 
@@ -92,23 +92,30 @@ export interface DiskWatch {
 type Kind = 'bytes' | 'files';
 const both = new Set<Kind>(['bytes', 'files']);
 
+/** Epoch milliseconds with a fraction: the look compares them with file timestamps and times its stats with them. */
+const nowMs = () => performance.timeOrigin + performance.now();
+
 /** Runs a look in its steps, letting the event loop run between them (a first look of a big tree is long). */
-async function lookInSteps(lookState: LookState): Promise<number | undefined> {
-  const steps = look(lookState, hostLookFs, Date.now);
+async function lookInSteps(lookState: LookState): Promise<LookResult> {
+  const steps = look(lookState, hostLookFs, nowMs);
   for (;;) {
     const step = steps.next();
-    if (step.done) return step.value.names;
+    if (step.done) return step.value;
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }
 
-/** The names: the look's count, or find's once the look gave up (and says so in `state.names`). */
-async function countNamesNow(dirs: string[], lookState: LookState, state: DiskUsage): Promise<number> {
-  const names = await lookInSteps(lookState);
+/**
+ * The names, and what a backstop count of them costs (ms): the look's count and the time of its
+ * stats (what it reads is what changed, which any count must read), or find's count and time
+ * once the look gave up (and says so in `state.names`).
+ */
+async function countNamesNow(dirs: string[], lookState: LookState, state: DiskUsage): Promise<[number, number]> {
+  const looked = await lookInSteps(lookState);
   state.dirsTracked = lookState.dirs.size;
-  if (names !== undefined) return names;
+  if (looked.names !== undefined) return [looked.names, looked.statMs];
   state.names = 'find';
-  return await countNames(dirs);
+  return await timedMs(() => countNames(dirs));
 }
 
 /** Timed: how long `run` took, in ms. */
@@ -123,7 +130,7 @@ async function walkOnce(dirs: string[], kinds: Set<Kind>, state: DiskUsage, look
   const began = performance.now();
   const [bytes, files] = await Promise.all([
     kinds.has('bytes') ? timedMs(() => duBytes(dirs)) : undefined,
-    kinds.has('files') ? timedMs(() => countNamesNow(dirs, lookState, state)) : undefined,
+    kinds.has('files') ? countNamesNow(dirs, lookState, state) : undefined,
   ]);
   state.walkMs = Math.round(performance.now() - began);
   state.walks += 1;
