@@ -60,15 +60,19 @@ export function filesystemsUsed(dirs: string[]): Map<number, FsUsed> {
   return used;
 }
 
-/** How far the filesystems' counters moved between two reads, up or down: a writer next door that frees space must not hide the session's growth. */
-export function movedBetween(before: Map<number, FsUsed>, now: Map<number, FsUsed>): FsUsed {
-  const moved = { bytes: 0, inodes: 0 };
+/**
+ * How much the filesystems grew between two reads (shrinking counts as nothing). Growth, not
+ * movement: a build next door that writes and removes its files wakes no count, and one that
+ * frees space while the session writes delays the count by no more than what it freed.
+ */
+export function grownSince(before: Map<number, FsUsed>, now: Map<number, FsUsed>): FsUsed {
+  const grown = { bytes: 0, inodes: 0 };
   for (const [dev, used] of now) {
     const was = before.get(dev) ?? used;
-    moved.bytes += Math.abs(used.bytes - was.bytes);
-    moved.inodes += Math.abs(used.inodes - was.inodes);
+    grown.bytes += Math.max(0, used.bytes - was.bytes);
+    grown.inodes += Math.max(0, used.inodes - was.inodes);
   }
-  return moved;
+  return grown;
 }
 
 /** Free inodes of the filesystem holding `dir`; undefined where it has no fixed count (btrfs says 0 of 0). */

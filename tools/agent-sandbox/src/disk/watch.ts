@@ -10,20 +10,19 @@
  * Names come from the incremental look (look.ts): a stat per directory, a read of only the
  * directories that changed. Bytes come from `du`: a file that grows moves no directory's
  * timestamps, so only a stat of every file would see it, and du does that fastest; it runs
- * when the filesystems' own counters say bytes moved.
+ * when the filesystems' own counters say bytes grew.
  *
  * What wakes what: a statfs poll of the filesystems (used blocks, used inodes), paced by the room
  * left so that a writer at the fastest rate seen here cannot use half of it between two polls
- * (every 20 ms near a ceiling, up to every 5 s far from both). The counters' movement since a
- * kind's last count, up or down (a writer next door that frees space must not hide the session's
- * growth), wakes that count once it reaches half the room left. A backstop comes on its own
- * clock for what moves no counter (hard links; growth hidden by frees in the same poll): the look
- * at least every 15 s, du at least every 60 s, each stretched so that it costs at most one part
- * in 3 000 of the time (20 ms per minute). Others writing to the same filesystem only make it
- * count sooner; the count decides. The container's /tmp is a tmpfs charged to its memory cgroup,
+ * (every 20 ms near a ceiling, up to every 5 s far from both). A counter's growth since a kind's
+ * last count wakes that count once it reaches half the room left. A backstop comes on its own
+ * clock for what grows no counter (hard links; growth hidden by frees next door): the look at
+ * least every 15 s, du at least every 60 s, each stretched so that it costs at most one part in
+ * 3 000 of the time (20 ms per minute). Others writing to the same filesystem only make it count
+ * sooner; the count decides. The container's /tmp is a tmpfs charged to its memory cgroup,
  * so --memory bounds it.
  */
-import { countNames, duBytes, filesystemsUsed, hostLookFs, movedBetween, type FsUsed } from './usage.js';
+import { countNames, duBytes, filesystemsUsed, grownSince, hostLookFs, type FsUsed } from './usage.js';
 import { look, newLookState, type LookResult, type LookState } from './look.js';
 
 export { countNames, duBytes };
@@ -150,22 +149,22 @@ async function walkOnce(dirs: string[], kinds: Set<Kind>, state: DiskUsage, look
 }
 
 /**
- * The counts: one at a time, each of the kinds whose statfs counter moved by half its room (a
+ * The counts: one at a time, each of the kinds whose statfs counter grew by half its room (a
  * flood of empty files counts only the names) or whose backstop is due; both at the start and at
  * the end.
  */
 function walker(options: DiskWatchOptions, state: DiskUsage) {
   const lookState = newLookState(options.dirs, options.maxDirs === undefined ? {} : { maxDirs: options.maxDirs });
-  let polled = filesystemsUsed(options.dirs);
-  /** Each kind's counter movement since its last count began. */
-  const moved: Record<Kind, number> = { bytes: 0, files: 0 };
+  /** The filesystems' counters when each kind's last count began: what grew since is compared with the room. */
+  const atCount: Record<Kind, Map<number, FsUsed>> = { bytes: filesystemsUsed(options.dirs), files: filesystemsUsed(options.dirs) };
   const lastAt: Record<Kind, number> = { bytes: Date.now(), files: Date.now() };
   const every: Record<Kind, number> = { bytes: options.walkEveryMs ?? backstopMinMs.bytes, files: options.walkEveryMs ?? backstopMinMs.files };
   let walking: Promise<void> | undefined;
   const walk = (kinds: Set<Kind>) =>
     (walking ??= (async () => {
       const wasExceeded = state.exceeded;
-      for (const kind of kinds) [moved[kind], lastAt[kind]] = [0, Date.now()];
+      const began = filesystemsUsed(options.dirs);
+      for (const kind of kinds) [atCount[kind], lastAt[kind]] = [began, Date.now()];
       try {
         const took = await walkOnce(options.dirs, kinds, state, lookState);
         for (const kind of kinds) if (options.walkEveryMs === undefined) every[kind] = Math.max(backstopMinMs[kind], (took[kind] ?? 0) * backstopShare);
@@ -177,18 +176,15 @@ function walker(options: DiskWatchOptions, state: DiskUsage) {
         walking = undefined;
       }
     })());
-  /** What moved since each kind's last count, the room left, and the counts due now (if any). */
+  /** What grew since each kind's last count, the room left, and the counts due now (if any). */
   const check = () => {
     const now = filesystemsUsed(options.dirs);
-    const step = movedBetween(polled, now);
-    polled = now;
-    moved.bytes += step.bytes;
-    moved.files += step.inodes;
+    const grown = { bytes: grownSince(atCount.bytes, now).bytes, files: grownSince(atCount.files, now).inodes };
     const room = { bytes: state.limitBytes - (state.writtenBytes ?? 0), inodes: state.limitFiles - (state.writtenFiles ?? 0) };
     const due = new Set<Kind>();
-    if (moved.bytes >= room.bytes / 2 || Date.now() - lastAt.bytes >= every.bytes) due.add('bytes');
-    if (moved.files >= room.inodes / 2 || Date.now() - lastAt.files >= every.files) due.add('files');
-    return { due, left: { bytes: room.bytes - moved.bytes, inodes: room.inodes - moved.files } };
+    if (grown.bytes >= room.bytes / 2 || Date.now() - lastAt.bytes >= every.bytes) due.add('bytes');
+    if (grown.files >= room.inodes / 2 || Date.now() - lastAt.files >= every.files) due.add('files');
+    return { due, left: { bytes: room.bytes - grown.bytes, inodes: room.inodes - grown.files } };
   };
   return { walk, check, walking: () => walking };
 }
