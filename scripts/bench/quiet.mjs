@@ -27,17 +27,25 @@ function sessionCpu(root, id, script) {
   return timed(bin('agent-sandbox'), ['run', ...flags(root, id), '--agent-bin', 'sh', '--', '-c', script], { env }).cpu;
 }
 
+/** The middle value (the mean of the two middle ones for an even count). */
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return (s[Math.floor((s.length - 1) / 2)] + s[Math.ceil((s.length - 1) / 2)]) / 2;
+};
+
 /** CPU per minute of sleeping: (sleep - immediate exit) scaled to 60 s. */
 const perMinute = (idle, slept, seconds) => ((slept - idle) * 60) / seconds;
 
-/** The hand-written run's CPU for an immediate exit and for the sleep. */
+/** The hand-written run's CPU for an immediate exit and for the sleep, --quiet-pairs times. */
 function podmanBaseline(root, id, seconds) {
   const run = (name, script) => {
     const argv = handWrittenArgv(root, id, name, ['/bin/sh', '-c', script]);
     return timed(argv[0], argv.slice(1), { env }).cpu;
   };
   run('quiet-warm', 'true');
-  return { idle: run('quiet-true', 'true'), slept: run('quiet-sleep', `sleep ${seconds}`) };
+  const pairs = [];
+  for (let p = 0; p < options.quietPairs; p += 1) pairs.push({ idle: run('quiet-true', 'true'), slept: run('quiet-sleep', `sleep ${seconds}`) });
+  return pairs;
 }
 
 export async function quiet() {
@@ -50,15 +58,21 @@ export async function quiet() {
     const { root, id } = filledRoot(files);
     if (!podman) {
       const b = podmanBaseline(root, id, seconds);
-      podman = perMinute(b.idle, b.slept, seconds);
-      console.log(`   hand-written podman run --rm: ${podman.toFixed(0).padStart(5)} ms CPU per minute (immediate exit ${b.idle} ms, ${seconds} s sleep ${b.slept} ms)`);
+      podman = median(b.map((p) => perMinute(p.idle, p.slept, seconds)));
+      console.log(`   hand-written podman run --rm: ${podman.toFixed(0).padStart(5)} ms CPU per minute (immediate exit / ${seconds} s sleep, ms: ${b.map((p) => `${p.idle}/${p.slept}`).join(', ')})`);
     }
     sessionCpu(root, id, 'true'); // warm: the first session of a workspace takes its baseline walk
-    const idle = sessionCpu(root, id, 'true');
-    const slept = sessionCpu(root, id, `sleep ${seconds}`);
-    const launcher = perMinute(idle, slept, seconds);
-    rows[files] = { idleMs: idle, sleptMs: slept, perMinuteMs: launcher, podmanPerMinuteMs: podman, supervisionPerMinuteMs: launcher - podman };
-    console.log(`   ${String(files).padStart(8)} files: launcher ${launcher.toFixed(0).padStart(5)} ms per minute, supervision ${(launcher - podman).toFixed(0).padStart(5)} ms (immediate exit ${idle} ms, ${seconds} s sleep ${slept} ms)`);
+    // Each pair is one figure; a big tree's start and end (du twice) move a pair by hundreds of ms.
+    const pairs = [];
+    for (let p = 0; p < options.quietPairs; p += 1) {
+      const idle = sessionCpu(root, id, 'true');
+      const slept = sessionCpu(root, id, `sleep ${seconds}`);
+      pairs.push({ idle, slept, perMinute: perMinute(idle, slept, seconds) });
+    }
+    const launcher = median(pairs.map((p) => p.perMinute));
+    rows[files] = { pairs, perMinuteMs: launcher, podmanPerMinuteMs: podman, supervisionPerMinuteMs: launcher - podman };
+    const each = pairs.map((p) => `${p.idle}/${p.slept}`).join(', ');
+    console.log(`   ${String(files).padStart(8)} files: launcher ${launcher.toFixed(0).padStart(5)} ms per minute, supervision ${(launcher - podman).toFixed(0).padStart(5)} ms (immediate exit / ${seconds} s sleep, ms: ${each})`);
   }
   return { podmanPerMinuteMs: podman, sizes: rows };
 }
