@@ -12,7 +12,8 @@
 //              [--flood-seconds N]                              (section 10, default 300)
 //              [--image IMAGE]   (default localhost/agent-sandbox:latest; it must have egress-relay)
 //              [--versus IMAGE]  (sections 1, 12: the same cases with another image, side by side)
-//              [--quiet-seconds N] [--quiet-files N,...]        (section 13, default 60; 10 and 100000 always)
+//              [--quiet-seconds N] [--quiet-files N,...]        (section 13, default 60; 10, 100000 and 1000000 always)
+//              [--quiet-pairs N]  (section 13: pairs of sessions per size, default 1; the median is the row's)
 //
 // 1 session overhead: `agent-sandbox run -- true` vs a bare `podman run --rm` of the same argv
 // 2 each executable's cold start vs `node -e 0`

@@ -32,6 +32,7 @@ export function parseOptions(argv) {
       versus: { type: 'string' },
       'quiet-seconds': { type: 'string', default: '60' },
       'quiet-files': { type: 'string', default: '' },
+      'quiet-pairs': { type: 'string', default: '1' },
     },
     strict: true,
   });
@@ -52,6 +53,7 @@ export function parseOptions(argv) {
     versus: values.versus,
     quietSeconds: Number(values['quiet-seconds']),
     quietFiles: values['quiet-files'] ? values['quiet-files'].split(',').map(Number) : [],
+    quietPairs: Number(values['quiet-pairs']),
   };
 }
 

@@ -22,6 +22,8 @@ export { kubeManifest, podManifest, networkPolicy, brokerConfigMap, brokerConfig
 export { resolveLayout, layoutFor, sessionsDir, workspaceIdOf, checkWorkspaceId } from './workspace/layout.js';
 export { sweepAbandoned, ledgerHasRun } from './recovery/sweep.js';
 export { watchDisk, duBytes, countNames, filesCeiling, pollPeriodMs, type DiskUsage } from './disk/watch.js';
+export { look, lookNow, newLookState, defaultMaxDirs, maxPathBytes, racyMs, type LookFs, type LookState, type DirStat } from './disk/look.js';
+export { hostLookFs } from './disk/usage.js';
 export type { SessionStep, FaultHooks } from './session/faults.js';
 export * from './session/preflight.js';
 export { makeTool, run } from './commands/index.js';

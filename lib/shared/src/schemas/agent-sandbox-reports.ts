@@ -97,7 +97,7 @@ export const PsLine = Closed(
         files: Count,
         limitBytes: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
         limitFiles: Count,
-        asOf: Type.Union([Type.String(), Type.Null()], { description: "when the launcher's disk watch last walked (it walks at least every 15 s): null before its first walk" }),
+        asOf: Type.Union([Type.String(), Type.Null()], { description: "when the launcher's disk watch last counted (a look of the names at least every 15 s on a small tree; docs/performance.md section 13 says what wakes it): null before its first count" }),
       },
       { description: 'what the session wrote to its workspace and home (and git store) over the start, as its launcher last counted it, against --disk' },
     ),

@@ -1,10 +1,11 @@
 /**
  * What the disk ceiling's watchdog reads: `du` for the bytes the session's directories hold,
- * `find` for how many names (files, directories, links) they hold, and statfs for what their
- * filesystems have used, a cheap system call that tells the watchdog when a walk is worth its
- * cost.
+ * the incremental look (look.ts) for how many names (files, directories, links) they hold, with
+ * `find` in its place past the look's bound, and statfs for what their filesystems have used, a
+ * cheap system call that tells the watchdog when a look is worth its cost.
  */
-import { statSync, statfsSync } from 'node:fs';
+import { lstatSync, readdirSync, statSync, statfsSync } from 'node:fs';
+import type { LookFs } from './look.js';
 import { spawn } from 'node:child_process';
 import { captureCommand } from '@agent-sandbox/shared/capture';
 import { systemPath } from '@agent-sandbox/shared/podman';
@@ -59,7 +60,11 @@ export function filesystemsUsed(dirs: string[]): Map<number, FsUsed> {
   return used;
 }
 
-/** How much the filesystems grew between two reads (shrinking counts as nothing). */
+/**
+ * How much the filesystems grew between two reads (shrinking counts as nothing). Growth, not
+ * movement: a build next door that writes and removes its files wakes no count, and one that
+ * frees space while the session writes delays the count by no more than what it freed.
+ */
 export function grownSince(before: Map<number, FsUsed>, now: Map<number, FsUsed>): FsUsed {
   const grown = { bytes: 0, inodes: 0 };
   for (const [dev, used] of now) {
@@ -75,3 +80,22 @@ export function freeInodes(dir: string): number | undefined {
   const fs = statfsSync(dir);
   return fs.files > 0 ? fs.ffree : undefined;
 }
+
+/** The look's view of this host's filesystem: lstat and readdir only, so nothing but a directory is ever opened. */
+export const hostLookFs: LookFs = {
+  lstat(path) {
+    try {
+      const st = lstatSync(path, { throwIfNoEntry: false });
+      return st && { dev: st.dev, ino: st.ino, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, isDirectory: st.isDirectory() };
+    } catch {
+      return undefined; // unreadable counts as gone: its parent's listing still names it
+    }
+  },
+  readdir(path) {
+    try {
+      return readdirSync(path, { withFileTypes: true });
+    } catch {
+      return undefined;
+    }
+  },
+};

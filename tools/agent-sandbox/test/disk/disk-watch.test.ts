@@ -1,10 +1,11 @@
 // The disk ceiling's watchdog on its own, with real writers on this host's filesystem: a writer
 // in the watched directories is caught once, just over the ceiling; a loop of empty files is
-// caught by the file ceiling (it costs no bytes); a writer beside them on the same filesystem
+// caught by the file ceiling (it costs no bytes); so is one that appends to a file it had (which
+// moves no directory's timestamps); a writer beside them on the same filesystem
 // makes it look (walk) but never stops the session.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '@agent-sandbox/testkit';
 import { filesCeiling, watchDisk, type DiskUsage } from '../../dist/index.js';
@@ -34,6 +35,20 @@ t.test('a writer in a watched directory is caught once, over the ceiling and nea
   t.ok(seen[0]!.writtenBytes! < 512 * MiB, `and stopped the writer before it wrote all it would (${Math.round(seen[0]!.writtenBytes! / MiB)} MiB)`);
   t.ok(final.baselineBytes !== null && final.walks >= 2, `a baseline walk and at least one more (${final.walks})`);
   t.equal(seen[0]!.exceeded, 'bytes', 'the byte ceiling is the one passed');
+});
+
+t.test('a writer that appends to one file it had (no directory changes, no new inode) is caught by the bytes', async (t) => {
+  const ws = path.join(await tempDir(t, 'disk-watch-'), 'ws');
+  mkdirSync(ws);
+  writeFileSync(path.join(ws, 'log'), 'start\n');
+  const seen: DiskUsage[] = [];
+  const child = spawn('sh', ['-c', `i=0; while [ $i -lt 64 ]; do dd if=/dev/zero of=${ws}/log bs=1M count=8 oflag=append conv=notrunc status=none; i=$((i+1)); done`], { stdio: 'ignore' });
+  const done = new Promise<void>((r) => child.on('exit', () => r()));
+  const watch = watchDisk({ dirs: [ws], limitBytes: 64 * MiB, limitFiles: 1_000_000, onExceeded: (u) => (seen.push(u), child.kill('SIGKILL')) });
+  await done;
+  await watch.stop();
+  t.equal(seen[0]?.exceeded, 'bytes', 'the byte ceiling is the one passed');
+  t.ok(seen[0]!.writtenBytes! > 64 * MiB && seen[0]!.writtenBytes! < 512 * MiB, `and the writer stopped before its end (${Math.round(seen[0]!.writtenBytes! / MiB)} MiB)`);
 });
 
 t.test('a writer beside the watched directories, on the same filesystem, never stops the session', async (t) => {
