@@ -65,6 +65,7 @@ export const kernelAttempts: Array<Attempt<ProbeCtx>> = [
   {
     key: 'kernel-log',
     claim: "the kernel log is out of reach: syslog(2)'s actions that always need CAP_SYSLOG (READ, CONSOLE_LEVEL) answer EPERM whatever dmesg_restrict says (on the host the same calls pass as root and fail with the capability dropped); /proc/kmsg cannot be opened, /dev/kmsg does not exist; with the host's dmesg_restrict 1 dmesg and READ_ALL/SIZE_BUFFER are refused too",
+    rootOnly: 'rootless launcher: its control needs root (syslog(2) asks for CAP_SYSLOG in the initial user namespace, which no user namespace of uid 1000 has)',
     script: () => String.raw`dmesg > /dev/null; echo "dmesg=$?"
 if [ -e /dev/kmsg ]; then echo "dev-kmsg present"; else echo "dev-kmsg absent"; fi
 head -c 1 /proc/kmsg > /dev/null; echo "proc-kmsg=$?"

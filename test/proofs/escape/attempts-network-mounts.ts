@@ -3,6 +3,7 @@ import net from 'node:net';
 import { v2 } from '../cgroup-view.js';
 import { parseMountinfo } from '../session.js';
 import { scOnHost } from './host-controls.js';
+import { rootful } from './session-kit.js';
 import type { ProbeCtx } from './probe-context.js';
 import { errno, refused, type Asserts, type Attempt } from './probe-script.js';
 
@@ -85,8 +86,9 @@ node "$ASTEST/net-probe.js" dns:example.com dns:api.openai.com`,
     ].join('\n'),
     check: async (t, out) => {
       refused(t, out, ['raw4', 'raw6', 'packet', 'packet-dgram'], [EPERM], 'needs CAP_NET_RAW');
-      t.match(await scOnHost(['raw4', '41', 'i:2', 'i:3', 'i:1']), /^raw4 ok=\d+$/, 'control: on the host, root with CAP_NET_RAW opens the same raw ICMP socket');
-      t.equal(await scOnHost(['raw4', '41', 'i:2', 'i:3', 'i:1'], 'net_raw'), `raw4 errno=${EPERM}`, 'control: and root without CAP_NET_RAW is refused with EPERM: the capability decides');
+      const root = rootful ? 'root' : "root of the user's own user namespace";
+      t.match(await scOnHost(['raw4', '41', 'i:2', 'i:3', 'i:1']), /^raw4 ok=\d+$/, `control: on the host, ${root} with CAP_NET_RAW opens the same raw ICMP socket`);
+      t.equal(await scOnHost(['raw4', '41', 'i:2', 'i:3', 'i:1'], 'net_raw'), `raw4 errno=${EPERM}`, `control: and ${root} without CAP_NET_RAW is refused with EPERM: the capability decides`);
       const range = /^ping_group_range=(\d+) (\d+) gid=(\d+)$/m.exec(out);
       t.ok(range, `the session's ping_group_range and gid were read: ${range?.[0]}`);
       const [lo, hi, gid] = (range ?? []).slice(1).map(Number) as [number, number, number];

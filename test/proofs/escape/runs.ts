@@ -23,7 +23,7 @@ import { namesSession } from './terminal-names.js';
 import type { ProbeCtx } from './probe-context.js';
 import { probeScript, type Attempt } from './probe-script.js';
 import {
-  addWorkspace, chownAgent, containerState, launch, limiter, patience, sessionRoot, settle, sleep, waitFor, type SessionRoot, type Settled,
+  addWorkspace, chownAgent, containerState, launch, limiter, patience, rootful, sessionRoot, settle, sleep, waitFor, type SessionRoot, type Settled,
 } from './session-kit.js';
 
 export const pidsLimit = 256;
@@ -48,9 +48,11 @@ function deadRunOf(name: string, prefix: string): boolean {
  */
 export async function hostTargets(t: Teardown) {
   const hex = `${process.pid}-${randomBytes(6).toString('hex')}`;
-  for (const f of readdirSync('/').filter((n) => deadRunOf(n, 'astest-escape-'))) rmSync(`/${f}`, { force: true });
+  // Root's canary is in the host's /; a rootless launcher's user cannot write there: in its /tmp.
+  const canaryDir = rootful ? '/' : os.tmpdir();
+  for (const f of readdirSync(canaryDir).filter((n) => deadRunOf(n, 'astest-escape-'))) rmSync(path.join(canaryDir, f), { force: true });
   for (const key of (await listHostKeys('astest-escape-key-')).filter((d) => deadRunOf(d, 'astest-escape-key-'))) await removeHostKeys(key);
-  const hostCanary = `/astest-escape-${hex}`;
+  const hostCanary = path.join(canaryDir, `astest-escape-${hex}`);
   await writeFile(hostCanary, `${hostCanary}\n`);
   const hostMarker = `astest-escape-sleep-${hex}`;
   // One process (no shell between): SIGKILL at teardown ends it, and no pipe keeps the file alive.
@@ -120,9 +122,11 @@ async function probeGroup(t: Teardown, h: Targets, attempts: Array<Attempt<Probe
   };
   await writeFile(path.join(ws.path, '.astest', 'probe.sh'), probeScript(attempts, ctx, `${ws.inside}/.astest`), { mode: 0o755 });
   await chownAgent(ws.path);
-  // After the chown: root's, setuid. The setuid attempt's plant and, run on the host, its control.
-  await copyFile('/usr/bin/perl', ctx.setuidPlant.host);
-  await chmod(ctx.setuidPlant.host, 0o4755);
+  // After the chown: root's, setuid. The setuid attempt's plant and, run on the host, its control (root only: the row's rootOnly).
+  if (rootful) {
+    await copyFile('/usr/bin/perl', ctx.setuidPlant.host);
+    await chmod(ctx.setuidPlant.host, 0o4755);
+  }
   const probe = await launch(r, ws, `${ws.inside}/.astest/probe.sh`, [], ['--pids', String(pidsLimit)]).done;
   await writeFile(path.join(victim.ws.path, '.release'), '');
   const victimEnd = await victimRun.done;
@@ -148,9 +152,9 @@ function notStarted<T>(): Promise<Settled<T>> {
 
 /**
  * Starts every session; nothing here rejects (each outcome is settled for its test). With
- * `hostTierRows` false (the VM tier's guest) the sessions whose claims do not depend on the
- * cgroup version, the OCI runtime or systemd (git to the host, the git store, planted links,
- * terminal names, the floods) are not started: their rows are skipped there.
+ * `hostTierRows` false (the VM tier's guest, a rootless launcher) the sessions whose claims do
+ * not depend on the cgroup version, the OCI runtime or systemd (git to the host, the git store,
+ * planted links, terminal names, the floods) are not started: their rows are skipped there.
  */
 export function startAll(t: Teardown, h: Targets, attempts: Array<Attempt<ProbeCtx>>, { hostTierRows = true }: { hostTierRows?: boolean } = {}) {
   const probed = settle(probeGroup(t, h, attempts));
