@@ -12,10 +12,13 @@ import t from 'tap';
 import { needs } from '@agent-sandbox/testkit';
 import { hostAttempts, signalAttempt } from './escape/attempts-host.js';
 import { kernelAttempts } from './escape/attempts-kernel.js';
-import { mountAttempts, namespaceAttempts, networkAttempts } from './escape/attempts-network-mounts.js';
+import { mountAttempts, networkAttempts } from './escape/attempts-network-mounts.js';
+import { namespaceAttempts } from './escape/attempts-namespaces.js';
+import { cgroupKeyAttempts } from './escape/attempts-cgroup-keys.js';
 import { gitPaths, gitPeers } from './escape/git-attacks.js';
 import { sections, titleOf, type Asserts } from './escape/probe-script.js';
-import { gitKinds, hostTargets, startAll } from './escape/runs.js';
+import { hostTargets } from './escape/host-targets.js';
+import { gitKinds, startAll } from './escape/runs.js';
 import { patience, rootful, settle, type Settled } from './escape/session-kit.js';
 import { floodRows, gitStoreRows, plantedRows } from './escape/seam-rows.js';
 import { userToolsControls, userToolsSession } from './escape/user-tools.js';
@@ -49,7 +52,7 @@ const hostTierSkip = !rootful
 const hostTier = req.skip || !hostTierSkip ? req : { skip: hostTierSkip };
 /** A probe row's options: its own reason where it needs a root launcher and this one is rootless. */
 const rowReq = (a: { rootOnly?: string }) => (!req.skip && a.rootOnly && !rootful ? { skip: a.rootOnly } : req);
-const attempts = [...networkAttempts, ...mountAttempts, ...namespaceAttempts, ...kernelAttempts, ...hostAttempts, signalAttempt];
+const attempts = [...networkAttempts, ...mountAttempts, ...namespaceAttempts, ...kernelAttempts, ...cgroupKeyAttempts, ...hostAttempts, signalAttempt];
 // Started only where the suite can run; the tests below are skipped, with the reason, elsewhere.
 const runs = req.skip ? undefined : startAll(t, await hostTargets(t), attempts, { hostTierRows: !hostTier.skip });
 // What the user's own tools meet in the workspace afterwards (issue 32): host-side code, as the git rows.
