@@ -20,7 +20,8 @@ import { sections, titleOf, type Asserts } from './escape/probe-script.js';
 import { hostTargets } from './escape/host-targets.js';
 import { gitKinds, startAll } from './escape/runs.js';
 import { patience, rootful, settle, type Settled } from './escape/session-kit.js';
-import { floodRows, gitStoreRows, plantedRows } from './escape/seam-rows.js';
+import { floodRows } from './escape/flood-rows.js';
+import { gitStoreRows, plantedRows } from './escape/seam-rows.js';
 import { userToolsControls, userToolsSession } from './escape/user-tools.js';
 import { userToolsRows } from './escape/user-tools-rows.js';
 
