@@ -104,7 +104,9 @@ node "$ASTEST/net-probe.js" unix:/run/podman/podman.sock unix:/var/run/docker.so
       `(echo planted > ${c.victim.ws.path}/planted) 2>&1; echo "write-other=$?"`,
       `for r in /proc/[0-9]*/root; do [ -e "$r${c.victim.ws.path}" ] && echo "via $r"; done; echo "roots-checked"`,
       // Every file on every mount but the image's own read-only root (built before any session).
-      `search() { awk '$5 != "/" && $5 !~ "^/(proc|sys)(/|$)" {print $5}' /proc/self/mountinfo | while read -r m; do find "$m" -xdev -type f -exec grep -l "$1" {} + 2>/dev/null; done; }`,
+      // grep -D skip: rootless, the host's device nodes are bound over files that find's -type f
+      // takes for regular ones (readdir's type), and grep would read /dev/urandom without end.
+      `search() { awk '$5 != "/" && $5 !~ "^/(proc|sys)(/|$)" {print $5}' /proc/self/mountinfo | while read -r m; do find "$m" -xdev -type f -exec grep -D skip -l "$1" {} + 2>/dev/null; done; }`,
       // control: the same search finds a file inside that holds a marker
       `head=${c.victim.canary.slice(0, -1)}; echo "\${head}${c.victim.canary.slice(-1)}-control" > /tmp/astest-control; search "${c.victim.canary.slice(0, -1)}[${c.victim.canary.slice(-1)}]-control" | sed 's/^/control-in /'; rm -f /tmp/astest-control`,
       // [x]: the pattern does not match this script's own text
