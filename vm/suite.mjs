@@ -2,10 +2,10 @@
 // The VM tier's two host-side steps around the guest, so the shell scripts stay plumbing:
 //   node vm/suite.mjs lists SUITE_TXT REPO OUTDIR   suite.txt -> OUTDIR/{root,user}.list
 //   node vm/suite.mjs totals OUTDIR LISTDIR         per-user totals of OUTDIR/{root,user}.tap
-// `totals` exits 1 when a listed file did not run, anything failed, a runner exited non-zero,
-// no assertion passed (an empty or cut-short TAP stream is a failure, never a pass) or a test
-// skipped for a reason the guest's machine does not have (scripts/skips.mjs); every skip is
-// printed with its reason.
+// `totals` exits 1 when a listed file did not run, or skipped all its tests as that user (list it
+// for the other user only), anything failed, a runner exited non-zero, no assertion passed (an
+// empty or cut-short TAP stream is a failure, never a pass) or a test skipped for a reason the
+// guest's machine does not have (scripts/skips.mjs); every skip is printed with its reason.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Parser } from 'tap-parser';
@@ -42,19 +42,23 @@ function writeLists(suiteFile, repo, outDir) {
  * as a crashed or timed-out file does; a skipped subtest counts as one skip, as tap does).
  */
 function countTap(text) {
-  const files = { pass: 0, fail: 0, skip: 0, names: [] };
+  // allSkipped: the files in which nothing ran (every test skipped, or the file itself).
+  const files = { pass: 0, fail: 0, skip: 0, names: [], allSkipped: [] };
   const asserts = { pass: 0, fail: 0, skip: 0, todo: 0 };
   let complete;
+  let ranInFile = 0;
   const leaf = (a) => {
     if (a.skip) asserts.skip += 1;
     else if (a.todo) asserts.todo += 1;
     else if (a.ok) asserts.pass += 1;
     else asserts.fail += 1;
+    if (!a.skip && !a.todo) ranInFile += 1;
   };
   const watch = (parser, depth) => {
     let child;
     parser.on('child', (c) => {
       child = { failsBefore: asserts.fail };
+      if (depth === 0) ranInFile = 0;
       watch(c, depth + 1);
     });
     parser.on('assert', (a) => {
@@ -63,6 +67,7 @@ function countTap(text) {
         if (a.skip) files.skip += 1;
         else if (a.ok) files.pass += 1;
         else files.fail += 1;
+        if (a.skip || (a.ok && ranInFile === 0)) files.allSkipped.push(a.name);
       }
       if (child) {
         if (!a.ok && !a.todo && asserts.fail === child.failsBefore) asserts.fail += 1;
@@ -102,6 +107,8 @@ function totals(outDir, listDir) {
     for (const line of skips.lines) console.log(`vm: ${label}: ${line}`);
     const problems = [];
     if (notRun.length > 0) problems.push(`did not run: ${notRun.join(', ')}`);
+    // A file listed for this user that only skips here proves nothing here: list it for the other user only.
+    if (c.files.allSkipped.length > 0) problems.push(`every test skipped as ${label} (list it for the other user only in suite.txt): ${c.files.allSkipped.join(', ')}`);
     if (c.files.fail > 0 || c.asserts.fail > 0) problems.push('failures');
     if (c.asserts.pass === 0) problems.push('no assertion passed');
     if (c.bailout) problems.push('bailed out');

@@ -56,6 +56,7 @@ sc kill-0-host-sleep 62 i:${c.hostPid} i:0`,
     key: 'setuid',
     claim: "no setuid binary gains anything: NoNewPrivs is 1 and every capability set is 0; su and mount fail, sudo is absent, and a root-owned setuid binary planted in the workspace (a mount without nosuid) runs as uid 1000, while on the host the same file run by uid 1000 runs as root",
     peer: 'codex linux-sandbox test_no_new_privs_is_enabled, sandboxed_command_has_no_effective_or_permitted_capabilities; sandbox-runtime "should prevent privilege escalation attempts"',
+    rootOnly: 'rootless launcher: the setuid-root plant and its control need root (a root-owned setuid file, run on the host by uid 1000 to gain euid 0)',
     script: (c) => String.raw`grep -E '^(NoNewPrivs|Cap(Inh|Prm|Eff|Bnd|Amb)):' /proc/self/status
 echo "setuid-binaries=$(find / -xdev -perm -4000 -type f 2>/dev/null | wc -l)"
 su -c id root < /dev/null; echo "su=$?"
@@ -103,7 +104,9 @@ node "$ASTEST/net-probe.js" unix:/run/podman/podman.sock unix:/var/run/docker.so
       `(echo planted > ${c.victim.ws.path}/planted) 2>&1; echo "write-other=$?"`,
       `for r in /proc/[0-9]*/root; do [ -e "$r${c.victim.ws.path}" ] && echo "via $r"; done; echo "roots-checked"`,
       // Every file on every mount but the image's own read-only root (built before any session).
-      `search() { awk '$5 != "/" && $5 !~ "^/(proc|sys)(/|$)" {print $5}' /proc/self/mountinfo | while read -r m; do find "$m" -xdev -type f -exec grep -l "$1" {} + 2>/dev/null; done; }`,
+      // grep -D skip: rootless, the host's device nodes are bound over files that find's -type f
+      // takes for regular ones (readdir's type), and grep would read /dev/urandom without end.
+      `search() { awk '$5 != "/" && $5 !~ "^/(proc|sys)(/|$)" {print $5}' /proc/self/mountinfo | while read -r m; do find "$m" -xdev -type f -exec grep -D skip -l "$1" {} + 2>/dev/null; done; }`,
       // control: the same search finds a file inside that holds a marker
       `head=${c.victim.canary.slice(0, -1)}; echo "\${head}${c.victim.canary.slice(-1)}-control" > /tmp/astest-control; search "${c.victim.canary.slice(0, -1)}[${c.victim.canary.slice(-1)}]-control" | sed 's/^/control-in /'; rm -f /tmp/astest-control`,
       // [x]: the pattern does not match this script's own text
@@ -128,17 +131,17 @@ node "$ASTEST/net-probe.js" unix:/run/podman/podman.sock unix:/var/run/docker.so
   },
   {
     key: 'host-files',
-    claim: "the host's root file system is out of reach: a file in the host's / is absent at /, /proc/1/root and every /proc/<pid>/root, and /etc/shadow is the image's own, unreadable",
-    script: (c) => String.raw`name=${path.basename(c.hostCanary)}
-for p in /$name /proc/1/root/$name /proc/self/root/$name; do if [ -e "$p" ]; then echo "present $p"; else echo "absent $p"; fi; done
-for r in /proc/[0-9]*/root; do [ -e "$r/$name" ] && echo "via $r"; done; echo "roots-checked"
+    claim: "the host's root file system is out of reach: a file in the host's / (rootless: in the user's /tmp) is absent at its path, under /proc/1/root and every /proc/<pid>/root, and /etc/shadow is the image's own, unreadable",
+    script: (c) => String.raw`f=${c.hostCanary}
+for p in $f /proc/1/root$f /proc/self/root$f; do if [ -e "$p" ]; then echo "present $p"; else echo "absent $p"; fi; done
+for r in /proc/[0-9]*/root; do [ -e "$r$f" ] && echo "via $r"; done; echo "roots-checked"
 echo "root-link=$(readlink /proc/1/root)"
 cat /etc/shadow > /dev/null; echo "shadow=$?"
 grep -c ' /etc/shadow ' /proc/self/mountinfo
 echo "root-fs=$(awk '$5 == "/" {print $9}' /proc/self/mountinfo)"`,
     check: (t, out, c) => {
-      const name = path.basename(c.hostCanary);
-      for (const p of [`/${name}`, `/proc/1/root/${name}`, `/proc/self/root/${name}`]) t.match(out, new RegExp(`^absent ${p}$`, 'm'), `${p} is not there`);
+      const f = c.hostCanary;
+      for (const p of [f, `/proc/1/root${f}`, `/proc/self/root${f}`]) t.match(out, new RegExp(`^absent ${p}$`, 'm'), `${p} is not there`);
       t.match(out, /^roots-checked$/m);
       t.notMatch(out, /^via /m, 'no /proc/<pid>/root leads to the host root');
       t.match(out, /^root-link=\/$/m, "PID 1's root is the container's /");

@@ -1,15 +1,16 @@
 // The host user's (uid 1000) kernel keyring, from the host side: a key the test puts there for
 // the session to aim at, read back after the session, and removed at teardown. Kernel keys are
 // per uid, not per container: rootful podman without a user namespace runs the agent as the
-// host's uid 1000 itself. Done with keyctl(2)/add_key(2) through perl (there is no keyctl
-// binary). The host side lists @u's links and describes each (a user's own view and read
-// rights) rather than searching: a keyring linked in from inside need not grant its user the
-// search right. Each perl first joins a session keyring of its own and links @u into it, as a
-// login's pam_keyinit does: the session keyring setpriv leaves it is its parent's (under
-// systemd a service's private one, root's), through which uid 1000 would not possess @u nor
-// the key it adds, and a user key's owner may change its permissions only as its possessor.
+// host's uid 1000 itself, and a rootless launcher's agent is its user (keep-id). Done with
+// keyctl(2)/add_key(2) through perl (there is no keyctl binary). The host side lists @u's
+// links and describes each (a user's own view and read rights) rather than searching: a
+// keyring linked in from inside need not grant its user the search right. Each perl first
+// joins a session keyring of its own and links @u into it, as a login's pam_keyinit does: the
+// session keyring setpriv leaves it is its parent's (under systemd a service's private one,
+// root's), through which uid 1000 would not possess @u nor the key it adds, and a user key's
+// owner may change its permissions only as its possessor.
 import { execa } from 'execa';
-import { agentUid, patience } from './session-kit.js';
+import { agentUid, patience, rootful } from './session-kit.js';
 
 const asHostUser = ['--reuid', String(agentUid), '--regid', String(agentUid), '--clear-groups', '--'];
 
@@ -20,7 +21,9 @@ sub links { my $b = "\0" x 4096; my $n = syscall(250, 11, -4, $b, 4096); return 
     @f ? [$_, $f[0], $f[4]] : () } unpack("l*", substr($b, 0, $n)); }`;
 
 async function perlAsHostUser(program: string, args: string[]): Promise<string> {
-  const out = await execa('setpriv', [...asHostUser, 'perl', '-e', `${listLinks}\n${program}`, '--', ...args], { reject: false, timeout: 30_000 * patience });
+  // Rootless, the launcher's user is the agent's: its own keyring, no setpriv (nor the right to clear groups).
+  const [cmd, ...argv] = [...(rootful ? ['setpriv', ...asHostUser] : []), 'perl', '-e', `${listLinks}\n${program}`, '--', ...args];
+  const out = await execa(cmd!, argv, { reject: false, timeout: 30_000 * patience });
   if (out.exitCode !== 0) throw new Error(`perl as uid ${agentUid} exited ${out.exitCode}: ${out.stderr}`);
   return String(out.stdout);
 }

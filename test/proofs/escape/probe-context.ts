@@ -22,7 +22,7 @@ export interface ProbeCtx {
   hostPid: number;
   hostMarker: string;
   victim: Victim;
-  /** A file the test put in the host's root directory. */
+  /** A file the test put in the host's root directory (rootless: in the user's temporary directory, /tmp). */
   hostCanary: string;
   /** A TCP server on the host's 127.0.0.1 and a unix socket in the host's abstract namespace. */
   hostLoopbackPort: number;

@@ -26,6 +26,12 @@ export interface Attempt<Ctx> {
   script: (ctx: Ctx) => string;
   /** Assertions on the section's output, and on the host where it matters. */
   check: (t: Asserts, out: string, ctx: Ctx) => void | Promise<void>;
+  /**
+   * Why the row cannot apply to a rootless launcher (its plant or its control needs root): its
+   * test skips with this reason there, which scripts/skips.mjs allows on the vm-user tier alone.
+   * The attempt still runs in the probe session.
+   */
+  rootOnly?: string;
 }
 
 export function titleOf(a: { claim: string; peer?: string }): string {

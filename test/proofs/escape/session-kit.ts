@@ -31,6 +31,12 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * rows state (their exact bounds are proved on the host tier).
  */
 export const patience = process.env['AGENT_SANDBOX_TIER'] === 'vm' ? 10 : 1;
+/**
+ * Root runs rootful sessions (the agent is the host's uid 1000, the workspaces handed to it);
+ * any other user runs the launcher rootless (its own podman, a user namespace with keep-id, its
+ * delegated cgroup): the agent is that user, who owns the workspaces already.
+ */
+export const rootful = process.geteuid?.() === 0;
 
 /** testkit's session root, whose host HOME always holds the canary codex credential. */
 export type SessionRoot = TestkitRoot & { credential: string };

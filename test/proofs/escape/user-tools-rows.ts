@@ -15,12 +15,22 @@ export interface UserToolsRuns {
   controls: Promise<Settled<Awaited<ReturnType<typeof userToolsControls>>>>;
 }
 
-export function userToolsRows(t: Registrar, req: { skip: string | false }, runs: UserToolsRuns | undefined, unwrap: Unwrap): void {
-  const both = async (tt: Asserts) => {
+type Both = { s: Awaited<ReturnType<typeof userToolsSession>>; c: Awaited<ReturnType<typeof userToolsControls>> };
+type Options = { skip: string | false };
+
+/** The four rows, each on the session and the controls together. */
+export function userToolsRows(t: Registrar, req: Options, runs: UserToolsRuns | undefined, unwrap: Unwrap): void {
+  const both = async (tt: Asserts): Promise<Both | undefined> => {
     const s = unwrap(tt, await runs!.session);
     const c = unwrap(tt, await runs!.controls);
     return s && c ? { s, c } : undefined;
   };
+  fsmonitorAndFifoRows(t, req, both);
+  indexAndTreeRows(t, req, both);
+}
+
+/** Findings 1 and 4: a nested repository's fsmonitor, and FIFOs where the owner's tools read. */
+function fsmonitorAndFifoRows(t: Registrar, req: Options, both: (tt: Asserts) => Promise<Both | undefined>): void {
   t.test("a nested repository committed as a gitlink with a core.fsmonitor command: after the session the owner's git status at the top and in the nested folder runs nothing and answers within 10 s [issue 32, 1]", req, async (tt) => {
     const o = await both(tt);
     if (!o) return;
@@ -46,6 +56,10 @@ export function userToolsRows(t: Registrar, req: { skip: string | false }, runs:
     const hostRun = (o.s.line?.['hostRun']?.['named'] ?? []).map((c: { path: string }) => c.path);
     tt.ok(['Makefile', 'package.json'].every((p) => hostRun.includes(p)), `Makefile and package.json are reported as host-run files (${hostRun.join(', ')})`);
   });
+}
+
+/** Findings 2 and 5: an index listing paths outside, and trees too deep for a recursive walk. */
+function indexAndTreeRows(t: Registrar, req: Options, both: (tt: Asserts) => Promise<Both | undefined>): void {
   t.test("an index listing ../../outside-by-index: the index the host keeps lists no path outside the worktree, and the owner's git checkout -- . writes nothing outside [issue 32, 2]", req, async (tt) => {
     const o = await both(tt);
     if (!o) return;
