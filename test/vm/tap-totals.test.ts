@@ -84,3 +84,13 @@ t.test('leftovers after the suite fail the tier, and so does a leak check that n
   t.equal(unchecked.exitCode, 1);
   t.match(unchecked.stdout, /FAILED \(the leak check did not run\)/);
 });
+
+t.test('a listed file that skips every test as this user fails the tier, though each skip is accepted: it proves nothing here', async (t) => {
+  const all = 'test/vm/fixtures/skips-everything.fixture.mjs';
+  const out = await totals(t, { ...(await runTap([pass, all])), list: [pass, all] });
+  t.equal(out.exitCode, 1, 'nothing failed, every skip is accepted, yet the tier fails');
+  t.match(out.stdout, /root: skips \(vm-root\): 3 skipped, 0 unexpected/, 'the skips themselves are accepted');
+  t.match(out.stdout, /every test skipped as root \(list it for the other user only in suite\.txt\): test\/vm\/fixtures\/skips-everything\.fixture\.mjs/);
+  const control = await totals(t, { ...(await runTap([pass])), list: [pass] });
+  t.equal(control.exitCode, 0, 'control: the passing file alone, with its one skip, passes');
+});
