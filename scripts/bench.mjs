@@ -48,7 +48,17 @@ const sections = {
   12: async () => (await import('./bench/container-side.mjs')).containerSide(),
   13: async () => (await import('./bench/quiet.mjs')).quiet(),
 };
-const tools = ['path-guard', 'cred-stage', 'mount-plan', 'nnp-probe', 'sandbox-run', 'podman-attrib', 'agent-unsafe', 'agent-sandbox', 'egress-proxy'];
+const tools = [
+  'path-guard',
+  'cred-stage',
+  'mount-plan',
+  'nnp-probe',
+  'sandbox-run',
+  'podman-attrib',
+  'agent-unsafe',
+  'agent-sandbox',
+  'egress-proxy',
+];
 
 /** The bins run their bundle only while it is fresh (lib/shared/src/bin-entry.cts): make them so, as `pnpm build` does last; say which entry each runs. */
 async function entries() {
@@ -60,8 +70,30 @@ async function entries() {
 
 /** The sessions' image must have the relay the launcher puts in front of the agent (an image built from an older tree has none). */
 function checkImage(name) {
-  const r = spawnSync('podman', ['--runtime', 'runc', 'run', '--rm', '--network=none', '--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096', '--entrypoint', '/bin/sh', name, '-c', 'command -v egress-relay && command -v node'], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`the image ${name} has no egress-relay or no node (${(r.stderr || r.stdout).trim().split('\n').pop()}): rebuild it with \`pnpm images\`, or give another with --image`);
+  const r = spawnSync(
+    'podman',
+    [
+      '--runtime',
+      'runc',
+      'run',
+      '--rm',
+      '--network=none',
+      '--ulimit',
+      'nofile=4096:4096',
+      '--ulimit',
+      'nproc=4096:4096',
+      '--entrypoint',
+      '/bin/sh',
+      name,
+      '-c',
+      'command -v egress-relay && command -v node',
+    ],
+    { encoding: 'utf8' },
+  );
+  if (r.status !== 0)
+    throw new Error(
+      `the image ${name} has no egress-relay or no node (${(r.stderr || r.stdout).trim().split('\n').pop()}): rebuild it with \`pnpm images\`, or give another with --image`,
+    );
 }
 
 async function main() {
@@ -71,10 +103,18 @@ async function main() {
   if (chosen.some((k) => k !== '6')) checkImage(image);
   if (options.versus && (chosen.includes('1') || chosen.includes('12'))) checkImage(options.versus);
   const results = { runs: options.runs, loadavg: { start: loadavg() }, entries: await entries(), sections: {}, failed: {} };
-  const environment = options.callerEnv ? `caller's environment${process.env.NODE_EXTRA_CA_CERTS ? ' (NODE_EXTRA_CA_CERTS set)' : ''}` : 'environment PATH, LANG, HOME only';
+  const environment = options.callerEnv
+    ? `caller's environment${process.env.NODE_EXTRA_CA_CERTS ? ' (NODE_EXTRA_CA_CERTS set)' : ''}`
+    : 'environment PATH, LANG, HOME only';
   const cpus = spawnSync('nproc').stdout.toString().trim();
-  console.log(`agent-sandbox bench: sections ${chosen.join(',')}; image ${image}; ${options.runs} runs per case, medians; load average at start ${results.loadavg.start}; ${process.version}, ${cpus} CPUs; ${environment}`);
-  console.log(`entries: ${Object.entries(results.entries).map(([t, e]) => `${t} ${e}`).join(', ')}`);
+  console.log(
+    `agent-sandbox bench: sections ${chosen.join(',')}; image ${image}; ${options.runs} runs per case, medians; load average at start ${results.loadavg.start}; ${process.version}, ${cpus} CPUs; ${environment}`,
+  );
+  console.log(
+    `entries: ${Object.entries(results.entries)
+      .map(([t, e]) => `${t} ${e}`)
+      .join(', ')}`,
+  );
   for (const k of chosen) {
     try {
       results.sections[k] = await sections[k]();
@@ -90,7 +130,11 @@ async function main() {
   return Object.keys(results.failed).length === 0 ? 0 : 1;
 }
 
-for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]]) process.once(signal, () => void runTeardowns().then(() => process.exit(status)));
+for (const [signal, status] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+])
+  process.once(signal, () => void runTeardowns().then(() => process.exit(status)));
 let status = 1;
 try {
   status = await main();

@@ -20,8 +20,8 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const tools = readdirSync(path.join(repo, 'tools')).filter((name) =>
-  existsSync(path.join(repo, 'tools', name, 'dist', 'cli.js')) && existsSync(path.join(repo, 'tools', name, 'bin', name)),
+const tools = readdirSync(path.join(repo, 'tools')).filter(
+  (name) => existsSync(path.join(repo, 'tools', name, 'dist', 'cli.js')) && existsSync(path.join(repo, 'tools', name, 'bin', name)),
 );
 /** Packages our code may load only with import() (large, and off every tool's common path). */
 const lazyPackages = ['execa'];
@@ -32,7 +32,13 @@ const lazyPackagesExternal = {
   setup(bundle) {
     bundle.onResolve({ filter: new RegExp(`^(${lazyPackages.join('|')})$`) }, (args) => {
       if (args.kind !== 'dynamic-import') {
-        return { errors: [{ text: `${args.path} is imported statically by ${args.importer}; load it with import() so the common path does not pay for it` }] };
+        return {
+          errors: [
+            {
+              text: `${args.path} is imported statically by ${args.importer}; load it with import() so the common path does not pay for it`,
+            },
+          ],
+        };
       }
       return { path: args.path, external: true };
     });
@@ -51,7 +57,12 @@ const stringWidthLazy = {
   setup(bundle) {
     bundle.onResolve({ filter: /^string-width$/ }, async (args) => {
       if (args.pluginData === 'real') return undefined; // this plugin's own lookup, below
-      const real = await bundle.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, importer: args.importer, pluginData: 'real' });
+      const real = await bundle.resolve(args.path, {
+        resolveDir: args.resolveDir,
+        kind: args.kind,
+        importer: args.importer,
+        pluginData: 'real',
+      });
       return real.errors.length > 0 ? { errors: real.errors } : { path: real.path, namespace: 'string-width-lazy' };
     });
     bundle.onLoad({ filter: /.*/, namespace: 'string-width-lazy' }, (args) => ({
@@ -79,7 +90,9 @@ function checkParserLazy(name, metafile) {
       const parser = imported.path.endsWith('lib/shared/dist/parse-argv.js');
       const yargs = imported.path.includes('/yargs@') && !file.includes('/node_modules/');
       if ((parser && imported.kind !== 'dynamic-import') || (yargs && !file.endsWith('lib/shared/dist/parse-argv.js'))) {
-        throw new Error(`${name}: ${file} imports ${imported.path} (${imported.kind}); only import() of lib/shared's parse-argv may load yargs`);
+        throw new Error(
+          `${name}: ${file} imports ${imported.path} (${imported.kind}); only import() of lib/shared's parse-argv may load yargs`,
+        );
       }
     }
   }

@@ -25,7 +25,8 @@ function tableRows(file) {
       while (table && !ts.isObjectLiteralExpression(table)) table = table.expression;
       for (const row of table?.properties ?? []) {
         const code = row.name.text ?? row.name.getText(source);
-        for (const exit of row.initializer.properties ?? []) rows.push({ code, exit: exit.name.getText(source), meaning: exit.initializer.text ?? exit.initializer.getText(source) });
+        for (const exit of row.initializer.properties ?? [])
+          rows.push({ code, exit: exit.name.getText(source), meaning: exit.initializer.text ?? exit.initializer.getText(source) });
       }
     }
     ts.forEachChild(node, visit);
@@ -51,7 +52,29 @@ function templateOf(node) {
 }
 
 // Results everyone tests: a condition on one of these alone is about a different thing at each place.
-const generic = new Set(['out', 'result', 'res', 'r', 'info', 'st', 'stat', 'err', 'error', 'e', 'match', 'm', 'status', 'exitCode', 'code', 'ok', 'keyword', 'isSymbolicLink', 'isDirectory', 'isFile', 'length']);
+const generic = new Set([
+  'out',
+  'result',
+  'res',
+  'r',
+  'info',
+  'st',
+  'stat',
+  'err',
+  'error',
+  'e',
+  'match',
+  'm',
+  'status',
+  'exitCode',
+  'code',
+  'ok',
+  'keyword',
+  'isSymbolicLink',
+  'isDirectory',
+  'isFile',
+  'length',
+]);
 
 /** The condition a refusal is thrown under, when it names something particular. */
 function conditionOf(node, source) {
@@ -64,7 +87,9 @@ function conditionOf(node, source) {
     ts.forEachChild(n, collect);
   };
   collect(at.expression);
-  const particular = names.filter((n) => !generic.has(n) && !/^(existsSync|lstatSync|statSync|path|isAbsolute|test|includes|startsWith|endsWith)$/.test(n));
+  const particular = names.filter(
+    (n) => !generic.has(n) && !/^(existsSync|lstatSync|statSync|path|isAbsolute|test|includes|startsWith|endsWith)$/.test(n),
+  );
   return particular.length > 0 ? normal(at.expression.getText(source)) : undefined;
 }
 
@@ -79,9 +104,19 @@ function refusals() {
       for (const file of sources(src)) {
         const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
         const visit = (node) => {
-          if (ts.isNewExpression(node) && node.expression.getText(source) === 'ToolError' && node.arguments?.length >= 3 && ts.isStringLiteral(node.arguments[1])) {
+          if (
+            ts.isNewExpression(node) &&
+            node.expression.getText(source) === 'ToolError' &&
+            node.arguments?.length >= 3 &&
+            ts.isStringLiteral(node.arguments[1])
+          ) {
             const where = `${path.relative(repo, file)}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1}`;
-            found.push({ code: node.arguments[1].text, template: templateOf(node.arguments[2]), condition: conditionOf(node, source), where });
+            found.push({
+              code: node.arguments[1].text,
+              template: templateOf(node.arguments[2]),
+              condition: conditionOf(node, source),
+              where,
+            });
           }
           ts.forEachChild(node, visit);
         };
@@ -100,14 +135,30 @@ function twoCodes(items, keyOf, what) {
     if (key === undefined) continue;
     groups.set(key, [...(groups.get(key) ?? []), item]);
   }
-  return [...groups].filter(([, group]) => new Set(group.map((i) => i.code)).size > 1).map(([key, group]) => `${what} ${JSON.stringify(key)} has ${[...new Set(group.map((i) => i.code))].join(' and ')} (${group.map((i) => `${i.code} at ${i.where}`).join('; ')}): one situation, one code`);
+  return [...groups]
+    .filter(([, group]) => new Set(group.map((i) => i.code)).size > 1)
+    .map(
+      ([key, group]) =>
+        `${what} ${JSON.stringify(key)} has ${[...new Set(group.map((i) => i.code))].join(' and ')} (${group.map((i) => `${i.code} at ${i.where}`).join('; ')}): one situation, one code`,
+    );
 }
 
 const rows = tableRows(path.join(repo, 'lib/shared/src/error-codes.ts'));
 const found = refusals();
 const problems = [
-  ...twoCodes(rows.map((r) => ({ ...r, where: `the table, ${r.exit}` })), (r) => normal(r.meaning).toLowerCase().replace(/[^a-z0-9 ]/g, ''), 'the meaning'),
-  ...twoCodes(found, (f) => (f.template && f.template.replace(/\$\{\}/g, '').trim().length >= 12 ? normal(f.template) : undefined), 'the message'),
+  ...twoCodes(
+    rows.map((r) => ({ ...r, where: `the table, ${r.exit}` })),
+    (r) =>
+      normal(r.meaning)
+        .toLowerCase()
+        .replace(/[^a-z0-9 ]/g, ''),
+    'the meaning',
+  ),
+  ...twoCodes(
+    found,
+    (f) => (f.template && f.template.replace(/\$\{\}/g, '').trim().length >= 12 ? normal(f.template) : undefined),
+    'the message',
+  ),
   ...twoCodes(found, (f) => f.condition, 'the condition'),
 ];
 for (const p of problems) console.error(`check-codes: ${p}`);

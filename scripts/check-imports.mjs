@@ -34,8 +34,15 @@ function importsOf(file) {
   const found = [];
   const note = (node, spec) => found.push({ spec, line: source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1 });
   const visit = (node) => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) note(node, node.moduleSpecifier.text);
-    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) note(node, node.arguments[0].text);
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier))
+      note(node, node.moduleSpecifier.text);
+    if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    )
+      note(node, node.arguments[0].text);
     ts.forEachChild(node, visit);
   };
   visit(source);
@@ -83,7 +90,11 @@ function checkPackage(dir) {
 
 const packages = ['lib', 'tools'].flatMap((group) => {
   const base = path.join(repo, group);
-  return existsSync(base) ? readdirSync(base).map((n) => path.join(base, n)).filter((d) => existsSync(path.join(d, 'package.json')) && existsSync(path.join(d, 'src'))) : [];
+  return existsSync(base)
+    ? readdirSync(base)
+        .map((n) => path.join(base, n))
+        .filter((d) => existsSync(path.join(d, 'package.json')) && existsSync(path.join(d, 'src')))
+    : [];
 });
 const problems = packages.flatMap(checkPackage);
 for (const p of problems) console.error(`check-imports: ${p}`);
@@ -91,5 +102,7 @@ if (problems.length > 0) {
   console.error(`check-imports: ${problems.length} import(s) against the direction`);
   process.exit(1);
 }
-const layered = packages.filter((d) => Array.isArray(JSON.parse(readFileSync(path.join(d, 'package.json'), 'utf8')).layers)).map((d) => path.relative(repo, d));
+const layered = packages
+  .filter((d) => Array.isArray(JSON.parse(readFileSync(path.join(d, 'package.json'), 'utf8')).layers))
+  .map((d) => path.relative(repo, d));
 console.error(`check-imports: imports run one way in ${layered.join(', ') || 'no package'}`);

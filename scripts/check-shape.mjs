@@ -142,7 +142,8 @@ for (const root of roots.filter((r) => existsSync(r))) {
     problems.push(...lengthProblems(file, text, source), ...staleNameProblems(file, text, source));
   }
 }
-for (const file of tracked.filter((f) => /\.sh$/.test(f) || f === '.ci/run')) problems.push(...staleNameProblems(file, readFileSync(file, 'utf8')));
+for (const file of tracked.filter((f) => /\.sh$/.test(f) || f === '.ci/run'))
+  problems.push(...staleNameProblems(file, readFileSync(file, 'utf8')));
 problems.push(...untestedFolders());
 
 for (const p of problems) console.error(`check-shape: ${p}`);
@@ -150,4 +151,6 @@ if (problems.length > 0) {
   console.error(`check-shape: ${problems.length} problem(s)`);
   process.exit(1);
 }
-console.error('check-shape: every file is at most 250 lines (or says why), every function at most 60 lines, every file a comment names exists, and every source folder has tests');
+console.error(
+  'check-shape: every file is at most 250 lines (or says why), every function at most 60 lines, every file a comment names exists, and every source folder has tests',
+);

@@ -14,7 +14,9 @@ const problems = [];
 for (const tool of tools) {
   const { exports } = JSON.parse(readFileSync(path.join(repo, 'tools', tool, 'package.json'), 'utf8'));
   if (JSON.stringify(exports) !== JSON.stringify({ '.': './dist/index.js' })) {
-    problems.push(`tools/${tool}/package.json: exports must be {".": "./dist/index.js"} (its index.ts is its public surface), got ${JSON.stringify(exports)}`);
+    problems.push(
+      `tools/${tool}/package.json: exports must be {".": "./dist/index.js"} (its index.ts is its public surface), got ${JSON.stringify(exports)}`,
+    );
   }
 }
 

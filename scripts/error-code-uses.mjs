@@ -83,7 +83,12 @@ function inCodePlace(checker, node, codes) {
 /** A tool's executables: src/cli.ts, and the bundles' entries (src/*-entry.ts: cred-stage's container side, egress-relay). */
 function entries(repo, tool) {
   const src = path.join(repo, 'tools', tool, 'src');
-  return [path.join(src, 'cli.ts'), ...readdirSync(src).filter((f) => f.endsWith('-entry.ts')).map((f) => path.join(src, f))];
+  return [
+    path.join(src, 'cli.ts'),
+    ...readdirSync(src)
+      .filter((f) => f.endsWith('-entry.ts'))
+      .map((f) => path.join(src, f)),
+  ];
 }
 
 /**
@@ -94,13 +99,25 @@ export function errorCodeUses(repo, tools, table) {
   const codes = new Set(Object.keys(table));
   const files = new Map(tools.map((tool) => [tool, new Set(entries(repo, tool).flatMap((entry) => [...reachable(repo, entry)]))]));
   const all = [...new Set([...files.values()].flatMap((set) => [...set]))];
-  const program = ts.createProgram(all, { strict: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, noEmit: true, skipLibCheck: true, types: ['node'] });
+  const program = ts.createProgram(all, {
+    strict: true,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    noEmit: true,
+    skipLibCheck: true,
+    types: ['node'],
+  });
   const checker = program.getTypeChecker();
   const byFile = new Map();
   for (const file of all) {
     const pairs = new Set();
     const visit = (node) => {
-      if ((ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) && codes.has(node.text) && inCodePlace(checker, node, codes)) {
+      if (
+        (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) &&
+        codes.has(node.text) &&
+        inCodePlace(checker, node, codes)
+      ) {
         const exits = exitAt(checker, node)?.filter((e) => e in table[node.text]) ?? [];
         for (const exit of exits.length > 0 ? exits : Object.keys(table[node.text])) pairs.add(`${node.text} ${exit}`);
       }
@@ -110,6 +127,11 @@ export function errorCodeUses(repo, tools, table) {
     byFile.set(file, pairs);
   }
   return Object.fromEntries(
-    tools.map((tool) => [tool, [...new Set([...files.get(tool)].flatMap((f) => [...byFile.get(f)]))].map((p) => p.split(' ')).map(([code, exit]) => ({ code, exit }))]),
+    tools.map((tool) => [
+      tool,
+      [...new Set([...files.get(tool)].flatMap((f) => [...byFile.get(f)]))]
+        .map((p) => p.split(' '))
+        .map(([code, exit]) => ({ code, exit })),
+    ]),
   );
 }

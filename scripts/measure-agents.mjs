@@ -47,9 +47,15 @@ function report(lines) {
   const ran = lines.filter((l) => l.outcome === 'ran' && l.exitCode === 0);
   if (ran.length !== lines.length) throw new Error(`${lines.length - ran.length} of ${lines.length} sessions did not finish with exit 0`);
   const out = [];
-  out.push(`Measured ${new Date().toISOString().slice(0, 10)} on ${os.cpus().length} CPUs, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ` +
-    `podman-attrib peaks of the whole container (cgroup max usage, pids peak, cpuacct), ${runs} run(s) per CLI:`, '');
-  out.push('| CLI | runs | peak memory MiB (min / median / max) | peak pids | CPU s | wall s | CPU s per wall s (max) |', '|---|---|---|---|---|---|---|');
+  out.push(
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${os.cpus().length} CPUs, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ` +
+      `podman-attrib peaks of the whole container (cgroup max usage, pids peak, cpuacct), ${runs} run(s) per CLI:`,
+    '',
+  );
+  out.push(
+    '| CLI | runs | peak memory MiB (min / median / max) | peak pids | CPU s | wall s | CPU s per wall s (max) |',
+    '|---|---|---|---|---|---|---|',
+  );
   const all = { memoryBytes: 0, pids: 0, cpuPerWall: 0 };
   for (const runtime of runtimes) {
     const rows = ran.filter((l) => l.runtime === runtime);
@@ -62,11 +68,17 @@ function report(lines) {
     all.memoryBytes = Math.max(all.memoryBytes, mem.max);
     all.pids = Math.max(all.pids, pids.max);
     all.cpuPerWall = Math.max(all.cpuPerWall, perWall);
-    out.push(`| ${runtime} | ${rows.length} | ${mib(mem.min)} / ${mib(mem.median)} / ${mib(mem.max)} | ${pids.min} / ${pids.median} / ${pids.max} | ` +
-      `${cpu.min} / ${cpu.median} / ${cpu.max} | ${w.min.toFixed(2)} / ${w.median.toFixed(2)} / ${w.max.toFixed(2)} | ${perWall.toFixed(2)} |`);
+    out.push(
+      `| ${runtime} | ${rows.length} | ${mib(mem.min)} / ${mib(mem.median)} / ${mib(mem.max)} | ${pids.min} / ${pids.median} / ${pids.max} | ` +
+        `${cpu.min} / ${cpu.median} / ${cpu.max} | ${w.min.toFixed(2)} / ${w.median.toFixed(2)} / ${w.max.toFixed(2)} | ${perWall.toFixed(2)} |`,
+    );
   }
   const limits = deriveLimits(all);
-  out.push('', `Derived defaults: memory ${limits.memory}, memory-swap ${limits.memorySwap}, pids ${limits.pids}, cpus ${limits.cpus}, cpu-shares ${limits.cpuShares}`, '');
+  out.push(
+    '',
+    `Derived defaults: memory ${limits.memory}, memory-swap ${limits.memorySwap}, pids ${limits.pids}, cpus ${limits.cpus}, cpu-shares ${limits.cpuShares}`,
+    '',
+  );
   return `${out.join('\n')}\n`;
 }
 
@@ -76,10 +88,15 @@ try {
   for (let i = 1; i <= runs; i++) {
     for (const runtime of runtimes) {
       process.stderr.write(`measure: ${runtime} run ${i}/${runs}\n`);
-      execFileSync('bash', [path.join(repo, 'scripts/demo.sh'), '--runtime', runtime, '--ledger', ledger], { stdio: ['ignore', 'ignore', 'inherit'] });
+      execFileSync('bash', [path.join(repo, 'scripts/demo.sh'), '--runtime', runtime, '--ledger', ledger], {
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
     }
   }
-  const lines = readFileSync(ledger, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const lines = readFileSync(ledger, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   process.stdout.write(report(lines));
 } finally {
   rmSync(dir, { recursive: true, force: true });

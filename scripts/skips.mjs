@@ -33,12 +33,28 @@ export const gaps = [
   // Not a gap of the machine: rows whose claim does not depend on the cgroup version, the OCI
   // runtime or systemd, which the host tier proves as root on the same code, left out of the
   // guest's run under CPU emulation (test/proofs/escape-attempts.test.ts).
-  { lacks: 'nothing: the host tier proves the row on the same code path', reason: /^proved on the host tier; the same code path/, tiers: ['vm-root', 'vm-user'] },
+  {
+    lacks: 'nothing: the host tier proves the row on the same code path',
+    reason: /^proved on the host tier; the same code path/,
+    tiers: ['vm-root', 'vm-user'],
+  },
   // A rootless launcher (vm-user): the escape suite's rows whose plant or control needs root, and
   // its rows whose host side runs as root (the host tier proves them as root on the same code).
-  { lacks: 'root, to plant a setuid-root binary and run it as uid 1000 (the launcher is rootless)', reason: /^rootless launcher: the setuid-root plant and its control need root/, tiers: ['vm-user'] },
-  { lacks: 'root, for the kernel log row\'s control (CAP_SYSLOG of the initial user namespace)', reason: /^rootless launcher: its control needs root \(syslog\(2\) asks for CAP_SYSLOG/, tiers: ['vm-user'] },
-  { lacks: 'root, for the host side of the git, store, link, naming, user-tools and flood rows (the host tier proves them)', reason: /^rootless launcher: the git, git store, planted-link, naming, user-tools and flood rows are run as root only/, tiers: ['vm-user'] },
+  {
+    lacks: 'root, to plant a setuid-root binary and run it as uid 1000 (the launcher is rootless)',
+    reason: /^rootless launcher: the setuid-root plant and its control need root/,
+    tiers: ['vm-user'],
+  },
+  {
+    lacks: "root, for the kernel log row's control (CAP_SYSLOG of the initial user namespace)",
+    reason: /^rootless launcher: its control needs root \(syslog\(2\) asks for CAP_SYSLOG/,
+    tiers: ['vm-user'],
+  },
+  {
+    lacks: 'root, for the host side of the git, store, link, naming, user-tools and flood rows (the host tier proves them)',
+    reason: /^rootless launcher: the git, git store, planted-link, naming, user-tools and flood rows are run as root only/,
+    tiers: ['vm-user'],
+  },
   { lacks: "the kernel's i386 syscall entry", reason: /^this kernel has no i386 syscall entry/, tiers },
 ];
 
@@ -74,7 +90,10 @@ export function skipsOf(text) {
  */
 function needsOf(reason) {
   if (!reason.startsWith('needs ')) return [reason];
-  return reason.slice('needs '.length).split(/, (?![^(]*\))/).map((need) => `needs ${need}`);
+  return reason
+    .slice('needs '.length)
+    .split(/, (?![^(]*\))/)
+    .map((need) => `needs ${need}`);
 }
 
 /** Each skip with the gaps that allow it on `tier`; `gap` is undefined when one need is no gap there. */

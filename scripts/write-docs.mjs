@@ -21,12 +21,19 @@ const dist = (file) => pathToFileURL(path.join(repo, 'lib', 'shared', 'dist', fi
 const { exitTable } = await import(dist('exit-codes.js'));
 const { errorCodes } = await import(dist('error-codes.js'));
 
-const tools = readdirSync(path.join(repo, 'tools')).filter((t) => existsSync(path.join(repo, 'tools', t, 'src', 'cli.ts'))).sort();
+const tools = readdirSync(path.join(repo, 'tools'))
+  .filter((t) => existsSync(path.join(repo, 'tools', t, 'src', 'cli.ts')))
+  .sort();
 const exitNumber = (name) => exitTable[name].exit;
 
 function exitsTable() {
   const rows = Object.values(exitTable).map((row) => `| ${row.exit} | ${cell(row.meaning)} |`);
-  return ['| exit | meaning (the message names the cause) |', '|---|---|', "| 0..255 | the contained command's own status, passed through unchanged |", ...rows].join('\n');
+  return [
+    '| exit | meaning (the message names the cause) |',
+    '|---|---|',
+    "| 0..255 | the contained command's own status, passed through unchanged |",
+    ...rows,
+  ].join('\n');
 }
 
 /** A table cell: a | in the text would end it. */
@@ -35,10 +42,20 @@ const cell = (text) => text.replaceAll('|', '\\|');
 function codesTable(uses, byExit) {
   const sorted = [...uses].sort((a, b) => exitNumber(a.exit) - exitNumber(b.exit) || a.code.localeCompare(b.code));
   if (!byExit) {
-    return ['| exit | code | when |', '|---|---|---|', ...sorted.map((u) => `| ${exitNumber(u.exit)} | \`${u.code}\` | ${cell(errorCodes[u.code][u.exit])} |`)].join('\n');
+    return [
+      '| exit | code | when |',
+      '|---|---|---|',
+      ...sorted.map((u) => `| ${exitNumber(u.exit)} | \`${u.code}\` | ${cell(errorCodes[u.code][u.exit])} |`),
+    ].join('\n');
   }
   const exits = [...new Set(sorted.map((u) => u.exit))];
-  const rows = exits.map((exit) => `| ${exitNumber(exit)} | ${cell(exitTable[exit].meaning)} | ${sorted.filter((u) => u.exit === exit).map((u) => `\`${u.code}\``).join(', ')} |`);
+  const rows = exits.map(
+    (exit) =>
+      `| ${exitNumber(exit)} | ${cell(exitTable[exit].meaning)} | ${sorted
+        .filter((u) => u.exit === exit)
+        .map((u) => `\`${u.code}\``)
+        .join(', ')} |`,
+  );
   return ['| exit | meaning | codes |', '|---|---|---|', ...rows].join('\n');
 }
 
@@ -48,7 +65,9 @@ function documents() {
   return [
     path.join(repo, 'README.md'),
     ...tools.map((t) => path.join(repo, 'tools', t, 'README.md')),
-    ...readdirSync(docs).filter((f) => f.endsWith('.md')).map((f) => path.join(docs, f)),
+    ...readdirSync(docs)
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => path.join(docs, f)),
   ].filter((file) => existsSync(file));
 }
 
@@ -67,12 +86,16 @@ for (const file of documents()) {
     return `${begin}${codesTable(uses[tool], /\bby=exit\b/.test(attrs))}\n${end}`;
   });
   if (next === text) continue;
-  if (check) problems.push(`${path.relative(repo, file)}: a generated table differs from the tables in lib/shared (run node scripts/write-docs.mjs)`);
+  if (check)
+    problems.push(
+      `${path.relative(repo, file)}: a generated table differs from the tables in lib/shared (run node scripts/write-docs.mjs)`,
+    );
   else writeFileSync(file, next);
 }
 const used = new Set(Object.values(uses).flatMap((list) => list.map((u) => u.code)));
-for (const code of Object.keys(errorCodes)) if (!used.has(code)) problems.push(`lib/shared/src/error-codes.ts: ${code} is used by no tool (remove its row)`);
+for (const code of Object.keys(errorCodes))
+  if (!used.has(code)) problems.push(`lib/shared/src/error-codes.ts: ${code} is used by no tool (remove its row)`);
 
 for (const p of problems) console.error(`write-docs: ${p}`);
 if (problems.length > 0) process.exit(1);
-console.error(`write-docs: ${check ? 'the READMEs\' tables match' : 'wrote the READMEs\' tables from'} the exit and error code tables`);
+console.error(`write-docs: ${check ? "the READMEs' tables match" : "wrote the READMEs' tables from"} the exit and error code tables`);

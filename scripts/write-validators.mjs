@@ -22,13 +22,19 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Ajv from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
-const { optionAnnotations } = await import(pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'lib/shared/dist/options.js')).href);
+const { optionAnnotations } = await import(
+  pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'lib/shared/dist/options.js')).href
+);
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const built = path.join(root, 'lib/shared/dist/schemas');
 const out = path.join(root, 'lib/shared/dist/validators');
 const deprecatedUnicode = /DEPRECATED: option unicode/;
-const logger = { log: console.log, warn: (m, ...r) => void (deprecatedUnicode.test(String(m)) || console.warn(m, ...r)), error: console.error };
+const logger = {
+  log: console.log,
+  warn: (m, ...r) => void (deprecatedUnicode.test(String(m)) || console.warn(m, ...r)),
+  error: console.error,
+};
 
 await rm(out, { recursive: true, force: true });
 await mkdir(out, { recursive: true });
@@ -48,7 +54,8 @@ for (const file of (await readdir(built)).filter((f) => f.endsWith('.js')).sort(
   for (const name of names) {
     const schema = JSON.parse(JSON.stringify(exported[name]));
     plain.push(`export const ${name}Schema = ${JSON.stringify(schema)};`);
-    if (schema === null || typeof schema !== 'object') throw new Error(`${file}: export ${name} is not a schema; schema modules export only schemas`);
+    if (schema === null || typeof schema !== 'object')
+      throw new Error(`${file}: export ${name} is not a schema; schema modules export only schemas`);
     // Each schema is added under its export name; its $id is dropped so a schema embedded in
     // another (RunLimits in RunPlan) is not registered twice.
     delete schema.$id;
@@ -61,7 +68,11 @@ for (const file of (await readdir(built)).filter((f) => f.endsWith('.js')).sort(
     "import type { Static } from '@sinclair/typebox';",
     "import type { Validator } from '../json-input.js';",
     `import type * as S from '../schemas/${file}';`,
-    ...names.flatMap((n) => [`export declare const ${n}: Validator<Static<typeof S.${n}>>;`, `export type ${n} = Static<typeof S.${n}>;`, `export declare const ${n}Schema: typeof S.${n};`]),
+    ...names.flatMap((n) => [
+      `export declare const ${n}: Validator<Static<typeof S.${n}>>;`,
+      `export type ${n} = Static<typeof S.${n}>;`,
+      `export declare const ${n}Schema: typeof S.${n};`,
+    ]),
   ];
   await writeFile(path.join(out, file), `${header}${code}\n${plain.join('\n')}\n`);
   await writeFile(path.join(out, `${module}.d.ts`), `${types.join('\n')}\n`);

@@ -78,13 +78,21 @@ function countTap(text) {
   const parser = new Parser((results) => (complete = results));
   watch(parser, 0);
   parser.end(text);
-  return { files, asserts, bailout: Boolean(complete?.bailout), planned: complete?.plan?.end ?? 0, complete: Boolean(complete?.ok !== undefined) };
+  return {
+    files,
+    asserts,
+    bailout: Boolean(complete?.bailout),
+    planned: complete?.plan?.end ?? 0,
+    complete: Boolean(complete?.ok !== undefined),
+  };
 }
 
 function totals(outDir, listDir) {
   let bad = 0;
   for (const who of users) {
-    const listed = readFileSync(path.join(listDir, `${who}.list`), 'utf8').split('\n').filter(Boolean);
+    const listed = readFileSync(path.join(listDir, `${who}.list`), 'utf8')
+      .split('\n')
+      .filter(Boolean);
     if (listed.length === 0) continue;
     const label = who === 'root' ? 'root' : 'uid 1000';
     const tapFile = path.join(outDir, `${who}.tap`);
@@ -108,7 +116,8 @@ function totals(outDir, listDir) {
     const problems = [];
     if (notRun.length > 0) problems.push(`did not run: ${notRun.join(', ')}`);
     // A file listed for this user that only skips here proves nothing here: list it for the other user only.
-    if (c.files.allSkipped.length > 0) problems.push(`every test skipped as ${label} (list it for the other user only in suite.txt): ${c.files.allSkipped.join(', ')}`);
+    if (c.files.allSkipped.length > 0)
+      problems.push(`every test skipped as ${label} (list it for the other user only in suite.txt): ${c.files.allSkipped.join(', ')}`);
     if (c.files.fail > 0 || c.asserts.fail > 0) problems.push('failures');
     if (c.asserts.pass === 0) problems.push('no assertion passed');
     if (c.bailout) problems.push('bailed out');
@@ -116,7 +125,8 @@ function totals(outDir, listDir) {
     if (skips.unexpected > 0) problems.push(`${skips.unexpected} skip(s) the guest has what they need for`);
     const leakFile = path.join(outDir, `leak-${who}.status`);
     const leak = existsSync(leakFile) ? readFileSync(leakFile, 'utf8').trim() : 'missing';
-    if (leak !== '0') problems.push(`the leak check ${leak === 'missing' ? 'did not run' : `found leftovers (${path.join(outDir, `leak-${who}.log`)})`}`);
+    if (leak !== '0')
+      problems.push(`the leak check ${leak === 'missing' ? 'did not run' : `found leftovers (${path.join(outDir, `leak-${who}.log`)})`}`);
     if (problems.length > 0) {
       console.log(`vm: ${label}: FAILED (${problems.join('; ')}); see ${tapFile}`);
       bad += 1;

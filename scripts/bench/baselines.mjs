@@ -30,7 +30,9 @@ export function bareArgv(root, id, extra, name, staged) {
   const socketDir = path.join(base, 'bare-egress');
   mkdirSync(socketDir, { recursive: true, mode: 0o711 });
   const argv = plan.argv.map((a) =>
-    a.replace(`source=${path.join(root, 'secrets', id, 'codex', 'auth.json')},`, `source=${staged},`).replace(/source=\/run\/agent-sandbox\/egress\/[^,]+,/, `source=${socketDir},`),
+    a
+      .replace(`source=${path.join(root, 'secrets', id, 'codex', 'auth.json')},`, `source=${staged},`)
+      .replace(/source=\/run\/agent-sandbox\/egress\/[^,]+,/, `source=${socketDir},`),
   );
   argv[argv.indexOf('--name') + 1] = `agent-sandbox-${tag}-${name}`;
   return argv;
@@ -63,11 +65,15 @@ export function handWrittenArgv(root, id, name, [command, ...args]) {
 
 /** Every `died` event since `sinceMs` (epoch ms) of a container whose name holds `needle`: [{name, at}]. */
 export function diedEvents(sinceMs, needle) {
-  const r = spawnSync('podman', ['events', '--stream=false', '--since', new Date(sinceMs - 1000).toISOString(), '--filter', 'event=died', '--format', 'json'], {
-    encoding: 'utf8',
-    maxBuffer: 256 << 20,
-    timeout: 120_000,
-  });
+  const r = spawnSync(
+    'podman',
+    ['events', '--stream=false', '--since', new Date(sinceMs - 1000).toISOString(), '--filter', 'event=died', '--format', 'json'],
+    {
+      encoding: 'utf8',
+      maxBuffer: 256 << 20,
+      timeout: 120_000,
+    },
+  );
   const out = [];
   for (const line of (r.stdout ?? '').split('\n')) {
     if (!line.includes(needle)) continue;

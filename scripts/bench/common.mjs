@@ -178,7 +178,9 @@ export function started(cmd, argv, opts) {
   const child = spawn(cmd, argv, { stdio: ['ignore', 'ignore', 'pipe'], ...opts });
   let stderr = '';
   child.stderr?.on('data', (d) => (stderr += d));
-  const done = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stderr, wall: now() - t0, spawnedAt, exitedAt: Date.now() })));
+  const done = new Promise((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal, stderr, wall: now() - t0, spawnedAt, exitedAt: Date.now() })),
+  );
   return { child, done };
 }
 

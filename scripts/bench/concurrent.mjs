@@ -27,7 +27,11 @@ export function sampleRss(pids, everyMs = 50) {
       }
     }
   }, everyMs);
-  const figures = (m) => ({ maxKb: Math.max(0, ...m.values()), medianKb: m.size ? median([...m.values()]) : 0, sumKb: [...m.values()].reduce((a, b) => a + b, 0) });
+  const figures = (m) => ({
+    maxKb: Math.max(0, ...m.values()),
+    medianKb: m.size ? median([...m.values()]) : 0,
+    sumKb: [...m.values()].reduce((a, b) => a + b, 0),
+  });
   return () => (clearInterval(timer), { ...figures(peaks), private: figures(privates) });
 }
 
@@ -44,22 +48,41 @@ export async function concurrent() {
   for (const id of ids) plainWorkspace(root, id);
   const t0 = now();
   // The shim is `#!/usr/bin/env node`: env execs node in place, so the child's pid is the launcher's.
-  const sessions = ids.map((id) => ({ id, ...started(bin('agent-sandbox'), ['run', ...flags(root, id, ledger), '--agent-bin', 'sh', '--', '-c', 'sleep 0.5'], { env }) }));
+  const sessions = ids.map((id) => ({
+    id,
+    ...started(bin('agent-sandbox'), ['run', ...flags(root, id, ledger), '--agent-bin', 'sh', '--', '-c', 'sleep 0.5'], { env }),
+  }));
   const stopRss = sampleRss(sessions.map((s) => s.child.pid));
   const done = await Promise.all(sessions.map(async (s) => ({ id: s.id, ...(await s.done) })));
   const peakKb = stopRss().maxKb;
   const total = now() - t0;
   const lines = ledgerLines(ledger);
   const ok = done.filter((d) => d.code === 0).length;
-  const attributed = ids.filter((id) => lines.some((l) => l.sessionId === id && l.outcome === 'ran' && l.reason === 'exited' && l.peak)).length;
+  const attributed = ids.filter((id) =>
+    lines.some((l) => l.sessionId === id && l.outcome === 'ran' && l.reason === 'exited' && l.peak),
+  ).length;
   const left = containersLeft(`${tag}-c`);
-  const cgroupsLeft = ids.filter((id) => existsSync(`/sys/fs/cgroup/memory/agent-sandbox/${id}`) || existsSync(`/sys/fs/cgroup/agent-sandbox/${id}`)).length;
+  const cgroupsLeft = ids.filter(
+    (id) => existsSync(`/sys/fs/cgroup/memory/agent-sandbox/${id}`) || existsSync(`/sys/fs/cgroup/agent-sandbox/${id}`),
+  ).length;
   const walls = done.map((d) => d.wall);
   const failures = done.filter((d) => d.code !== 0).map((d) => ({ id: d.id, code: d.code, stderr: d.stderr.slice(-500) }));
   console.log('\n4. 16 sessions at once (sh -c "sleep 0.5" each)');
-  console.log(`   succeeded ${ok}/16, attributed ${attributed}/16, ledger lines ${lines.length}, containers left ${left}, parent cgroups left ${cgroupsLeft}`);
+  console.log(
+    `   succeeded ${ok}/16, attributed ${attributed}/16, ledger lines ${lines.length}, containers left ${left}, parent cgroups left ${cgroupsLeft}`,
+  );
   console.log(`   all done in ${ms(total)}; per session median ${ms(median(walls))}, max ${ms(Math.max(...walls))}`);
   console.log(`   launcher peak RSS (VmHWM sampled every 50 ms, max over the 16): ${(peakKb / 1024).toFixed(1)} MiB`);
   for (const f of failures) console.log(`   FAILED ${f.id} exit ${f.code}: ${f.stderr.trim().split('\n').pop()}`);
-  return { total, sessionMedian: median(walls), ok, attributed, ledgerLines: lines.length, containersLeft: left, cgroupsLeft, launcherPeakRssKb: peakKb, failures };
+  return {
+    total,
+    sessionMedian: median(walls),
+    ok,
+    attributed,
+    ledgerLines: lines.length,
+    containersLeft: left,
+    cgroupsLeft,
+    launcherPeakRssKb: peakKb,
+    failures,
+  };
 }

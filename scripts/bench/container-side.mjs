@@ -30,7 +30,11 @@ function inParent(name, argv) {
 
 /** The parents podman made (and conmon's, libpod's below them), in every hierarchy, depth first. */
 function removeParents() {
-  spawnSync('sh', ['-c', `for h in /sys/fs/cgroup/*/; do find "$h" -maxdepth 3 -type d -path "*${tag}-cs-*" | sort -r | xargs -r rmdir; done`], { stdio: 'ignore' });
+  spawnSync(
+    'sh',
+    ['-c', `for h in /sys/fs/cgroup/*/; do find "$h" -maxdepth 3 -type d -path "*${tag}-cs-*" | sort -r | xargs -r rmdir; done`],
+    { stdio: 'ignore' },
+  );
 }
 
 function cases(root, id, staged) {
@@ -38,7 +42,10 @@ function cases(root, id, staged) {
   const images = { this: image, ...(options.versus ? { versus: options.versus } : {}) };
   const out = { 'hand-written /bin/true': inParent('hand', handWrittenArgv(root, id, 'cs-hand', ['/bin/true'])) };
   for (const [which, img] of Object.entries(images)) {
-    out[`bare, no relay (${which})`] = inParent(`none-${which}`, withImage(bareArgv(root, id, ['--egress', 'none'], `cs-none-${which}`, staged), img));
+    out[`bare, no relay (${which})`] = inParent(
+      `none-${which}`,
+      withImage(bareArgv(root, id, ['--egress', 'none'], `cs-none-${which}`, staged), img),
+    );
     out[`bare, relay (${which})`] = inParent(`relay-${which}`, withImage(bareArgv(root, id, [], `cs-relay-${which}`, staged), img));
   }
   return out;
@@ -47,7 +54,9 @@ function cases(root, id, staged) {
 /** Each step alone, `n` times, inside one container of `img`: [{step, wall, cpu}] in ms. */
 function stepsInside(img, staged, n) {
   const script = path.join(base, 'container-steps.sh');
-  writeFileSync(script, `#!/bin/bash
+  writeFileSync(
+    script,
+    `#!/bin/bash
 TIMEFORMAT='%R %U %S'
 mkdir -p /tmp/home && export HOME=/tmp/home
 for i in $(seq 1 ${n}); do
@@ -55,14 +64,38 @@ for i in $(seq 1 ${n}); do
   echo "cred-stage install $( { time cred-stage install >/dev/null 2>&1; } 2>&1 )"
   echo "egress-relay -- true $( { time egress-relay --socket /run/none.sock -- true >/dev/null 2>&1; } 2>&1 )"
 done
-`);
+`,
+  );
   chmodSync(script, 0o755);
-  const argv = ['--runtime', 'runc', 'run', '--rm', '--network=none', '--user', '1000:1000', '--cap-drop=ALL', '--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096', '-v', `${script}:/steps.sh:ro`, '-v', `${staged}:/sandbox-secrets/codex/auth.json:ro`, '--entrypoint', '/steps.sh', img];
+  const argv = [
+    '--runtime',
+    'runc',
+    'run',
+    '--rm',
+    '--network=none',
+    '--user',
+    '1000:1000',
+    '--cap-drop=ALL',
+    '--ulimit',
+    'nofile=4096:4096',
+    '--ulimit',
+    'nproc=4096:4096',
+    '-v',
+    `${script}:/steps.sh:ro`,
+    '-v',
+    `${staged}:/sandbox-secrets/codex/auth.json:ro`,
+    '--entrypoint',
+    '/steps.sh',
+    img,
+  ];
   const r = timed('podman', argv, { env });
-  return r.stdout.trim().split('\n').map((line) => {
-    const [real, user, sys] = line.split(' ').slice(-3).map(Number);
-    return { step: line.split(' ').slice(0, -3).join(' '), wall: real * 1000, cpu: (user + sys) * 1000 };
-  });
+  return r.stdout
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [real, user, sys] = line.split(' ').slice(-3).map(Number);
+      return { step: line.split(' ').slice(0, -3).join(' '), wall: real * 1000, cpu: (user + sys) * 1000 };
+    });
 }
 
 const signed = (x) => `${x >= 0 ? '+' : ''}${x.toFixed(0)}`;
@@ -70,22 +103,34 @@ const signed = (x) => `${x >= 0 ? '+' : ''}${x.toFixed(0)}`;
 function report(walls, cpus, steps) {
   const m = (k) => median(walls[k]);
   const c = (k) => median(cpus[k]);
-  console.log(`\n12. the container side before the agent (medians of ${options.runs} interleaved runs; CPU: the container's cgroup, conmon's included)`);
-  for (const k of Object.keys(walls)) console.log(`   ${k.padEnd(40)} wall ${m(k).toFixed(0).padStart(5)} ms   CPU ${c(k).toFixed(0).padStart(4)} ms`);
+  console.log(
+    `\n12. the container side before the agent (medians of ${options.runs} interleaved runs; CPU: the container's cgroup, conmon's included)`,
+  );
+  for (const k of Object.keys(walls))
+    console.log(`   ${k.padEnd(40)} wall ${m(k).toFixed(0).padStart(5)} ms   CPU ${c(k).toFixed(0).padStart(4)} ms`);
   const hand = 'hand-written /bin/true';
   for (const which of ['this', 'versus']) {
     const none = `bare, no relay (${which})`;
     const relay = `bare, relay (${which})`;
     if (!walls[none]) continue;
-    console.log(`   ${which}: entrypoint and cred-stage install (bare without relay - hand-written): ${signed(m(none) - m(hand))} ms wall, ${signed(c(none) - c(hand))} ms CPU; the relay (bare with - without): ${signed(m(relay) - m(none))} ms wall, ${signed(c(relay) - c(none))} ms CPU`);
+    console.log(
+      `   ${which}: entrypoint and cred-stage install (bare without relay - hand-written): ${signed(m(none) - m(hand))} ms wall, ${signed(c(none) - c(hand))} ms CPU; the relay (bare with - without): ${signed(m(relay) - m(none))} ms wall, ${signed(c(relay) - c(none))} ms CPU`,
+    );
   }
   if (walls['bare, relay (versus)']) {
-    for (const kind of ['no relay', 'relay']) console.log(`   this / versus, bare ${kind}: wall ${(m(`bare, ${kind} (this)`) / m(`bare, ${kind} (versus)`)).toFixed(2)}, CPU ${(c(`bare, ${kind} (this)`) / c(`bare, ${kind} (versus)`)).toFixed(2)}`);
+    for (const kind of ['no relay', 'relay'])
+      console.log(
+        `   this / versus, bare ${kind}: wall ${(m(`bare, ${kind} (this)`) / m(`bare, ${kind} (versus)`)).toFixed(2)}, CPU ${(c(`bare, ${kind} (this)`) / c(`bare, ${kind} (versus)`)).toFixed(2)}`,
+      );
   }
   for (const [which, rows] of Object.entries(steps)) {
     const by = {};
     for (const r of rows) (by[r.step] ??= []).push(r);
-    console.log(`   each step alone inside one container (${which}, ${rows.length / Object.keys(by).length} times): ${Object.entries(by).map(([s, xs]) => `${s} ${median(xs.map((x) => x.wall)).toFixed(0)} ms wall / ${median(xs.map((x) => x.cpu)).toFixed(0)} ms CPU`).join('; ')}`);
+    console.log(
+      `   each step alone inside one container (${which}, ${rows.length / Object.keys(by).length} times): ${Object.entries(by)
+        .map(([s, xs]) => `${s} ${median(xs.map((x) => x.wall)).toFixed(0)} ms wall / ${median(xs.map((x) => x.cpu)).toFixed(0)} ms CPU`)
+        .join('; ')}`,
+    );
   }
 }
 
@@ -111,5 +156,8 @@ export async function containerSide() {
     for (const which of Object.keys(steps)) steps[which].push(...stepsInside(which === 'this' ? image : options.versus, staged, 7));
   }
   report(walls, cpus, steps);
-  return { walls: Object.fromEntries(Object.entries(walls).map(([k, v]) => [k, median(v)])), cpu: Object.fromEntries(Object.entries(cpus).map(([k, v]) => [k, median(v)])) };
+  return {
+    walls: Object.fromEntries(Object.entries(walls).map(([k, v]) => [k, median(v)])),
+    cpu: Object.fromEntries(Object.entries(cpus).map(([k, v]) => [k, median(v)])),
+  };
 }

@@ -24,7 +24,11 @@ function hostWriteRate(root) {
 
 function oneSession(root, id, ledger) {
   const ws = plainWorkspace(root, id);
-  const r = timed(bin('agent-sandbox'), ['run', ...flags(root, id, ledger), '--disk', '256m', '--agent-bin', '/bin/sh', '--', '-c', writer(`/sandbox/workspaces/${id}`)], { env, expect: 'any' });
+  const r = timed(
+    bin('agent-sandbox'),
+    ['run', ...flags(root, id, ledger), '--disk', '256m', '--agent-bin', '/bin/sh', '--', '-c', writer(`/sandbox/workspaces/${id}`)],
+    { env, expect: 'any' },
+  );
   const line = ledgerLines(ledger).find((l) => l.sessionId === id);
   const left = duBytes(ws);
   rmSync(ws, { recursive: true, force: true });
@@ -42,7 +46,10 @@ export async function diskCeiling() {
   const ledger = path.join(base, 'state', 'disk-ceiling.jsonl');
   const rate = hostWriteRate(root);
   const results = {};
-  for (const [name, busy] of [['idle', 0], ['two busy loops beside it', 2]]) {
+  for (const [name, busy] of [
+    ['idle', 0],
+    ['two busy loops beside it', 2],
+  ]) {
     const stop = busyLoops(busy);
     const runs = [];
     try {
@@ -52,14 +59,18 @@ export async function diskCeiling() {
     }
     results[name] = runs;
   }
-  console.log(`\n8. the disk ceiling: a writer with no end under --disk 256m (${n} sessions per case; the writer on the host: ${Math.round((rate * 1000) / MiB)} MiB/s)`);
+  console.log(
+    `\n8. the disk ceiling: a writer with no end under --disk 256m (${n} sessions per case; the writer on the host: ${Math.round((rate * 1000) / MiB)} MiB/s)`,
+  );
   const over = (bytes) => (bytes - limit) / MiB;
   for (const [name, runs] of Object.entries(results)) {
     const detected = runs.map((r) => over(r.detected));
     const left = runs.map((r) => over(r.left));
     const asMs = (mib) => `${Math.round((mib * MiB) / rate)} ms`;
     const reasons = runs.map((r) => `${r.reason}/${r.status}`).join(' ');
-    console.log(`   ${name}: at the decision ${median(detected).toFixed(0)} MiB over (max ${Math.max(...detected).toFixed(0)}, ${asMs(Math.max(...detected))} of writing); left after the stop ${median(left).toFixed(0)} MiB over (max ${Math.max(...left).toFixed(0)}, ${asMs(Math.max(...left))}); ${reasons}`);
+    console.log(
+      `   ${name}: at the decision ${median(detected).toFixed(0)} MiB over (max ${Math.max(...detected).toFixed(0)}, ${asMs(Math.max(...detected))} of writing); left after the stop ${median(left).toFixed(0)} MiB over (max ${Math.max(...left).toFixed(0)}, ${asMs(Math.max(...left))}); ${reasons}`,
+    );
   }
   return { hostWriteBytesPerMs: rate, limit, results };
 }

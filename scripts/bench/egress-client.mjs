@@ -88,7 +88,8 @@ export async function throughputUp(connect, bytes) {
   const chunk = Buffer.alloc(1 << 20, 0x62);
   const t0 = now();
   s.write(`POST /upload HTTP/1.1\r\nHost: api.openai.com\r\nContent-Length: ${bytes}\r\n\r\n`);
-  for (let sent = 0; sent < bytes; sent += chunk.length) if (!s.write(chunk.subarray(0, Math.min(chunk.length, bytes - sent)))) await new Promise((r) => s.once('drain', r));
+  for (let sent = 0; sent < bytes; sent += chunk.length)
+    if (!s.write(chunk.subarray(0, Math.min(chunk.length, bytes - sent)))) await new Promise((r) => s.once('drain', r));
   await readResponse(s);
   const ms = now() - t0;
   s.destroy();

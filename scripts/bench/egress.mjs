@@ -19,13 +19,15 @@ import { connectVia, latencies, throughputDown, throughputUp } from './egress-cl
 import { cpuMs, memoryOf, setupEgress, startSession } from './egress-setup.mjs';
 
 const mb = (x) => `${x.toFixed(1)} MB`;
-const row = (label, xs) => `${label.padEnd(34)} p50 ${pct(xs, 50).toFixed(3).padStart(7)} ms   p99 ${pct(xs, 99).toFixed(3).padStart(7)} ms`;
+const row = (label, xs) =>
+  `${label.padEnd(34)} p50 ${pct(xs, 50).toFixed(3).padStart(7)} ms   p99 ${pct(xs, 99).toFixed(3).padStart(7)} ms`;
 
 /** a and b: the cases interleaved in ten rounds, so load drift hits them alike. */
 async function latency(title, cases, fresh, session) {
   const lat = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
   const cpu0 = [cpuMs(session.broker.pid), cpuMs(session.relay.pid)];
-  for (let round = 0; round < 10; round += 1) for (const [k, c] of Object.entries(cases)) lat[k].push(...(await latencies(c, Math.ceil(options.requests / 10), fresh)));
+  for (let round = 0; round < 10; round += 1)
+    for (const [k, c] of Object.entries(cases)) lat[k].push(...(await latencies(c, Math.ceil(options.requests / 10), fresh)));
   const n = lat['relay + broker + upstream'].length;
   const cpu = { broker: ((cpuMs(session.broker.pid) - cpu0[0]) / n) * 1000, relay: ((cpuMs(session.relay.pid) - cpu0[1]) / n) * 1000 };
   console.log(`   ${title} (CPU per request through the broker: broker ${cpu.broker.toFixed(0)} us, relay ${cpu.relay.toFixed(0)} us)`);
@@ -41,7 +43,10 @@ async function throughput(cases) {
   const bytes = options.streamMiB * 1048576;
   console.log(`   c streaming throughput (${options.streamMiB} MiB on one connection, median of 3)`);
   const out = {};
-  for (const [direction, fn] of [['down', throughputDown], ['up', throughputUp]]) {
+  for (const [direction, fn] of [
+    ['down', throughputDown],
+    ['up', throughputUp],
+  ]) {
     const rates = {};
     for (const [k, c] of Object.entries(cases)) {
       const xs = [];
@@ -49,7 +54,11 @@ async function throughput(cases) {
       rates[k] = pct(xs, 50);
     }
     const [loop, up, via] = Object.values(rates);
-    console.log(`     ${direction.padEnd(5)} ${Object.entries(rates).map(([k, v]) => `${k} ${v.toFixed(0)} MiB/s`).join(', ')}`);
+    console.log(
+      `     ${direction.padEnd(5)} ${Object.entries(rates)
+        .map(([k, v]) => `${k} ${v.toFixed(0)} MiB/s`)
+        .join(', ')}`,
+    );
     console.log(`           via broker / direct loopback ${ratio(via, loop)}, / direct upstream ${ratio(via, up)}`);
     out[direction] = rates;
   }
@@ -75,12 +84,28 @@ async function manyBrokers({ dir, upstream, first, cases }) {
   console.log(`     ${row(`${n} direct clients at once`, direct)}`);
   console.log(`     via brokers / direct: p50 ${ratio(pct(via, 50), pct(direct, 50))}  p99 ${ratio(pct(via, 99), pct(direct, 99))}`);
   const total = peaks.reduce((a, b) => a + b, 0);
-  console.log(`     broker RSS idle: median ${mb(pct(idle, 50))}, max ${mb(Math.max(...idle))}; peak (VmHWM) after load: median ${mb(pct(peaks, 50))}, max ${mb(Math.max(...peaks))}; all ${n}: ${mb(total)}`);
+  console.log(
+    `     broker RSS idle: median ${mb(pct(idle, 50))}, max ${mb(Math.max(...idle))}; peak (VmHWM) after load: median ${mb(pct(peaks, 50))}, max ${mb(Math.max(...peaks))}; all ${n}: ${mb(total)}`,
+  );
   console.log(`     relay RSS (the host's ${process.version}; the image runs node 18): median ${mb(pct(relays, 50))}`);
   await sleep(200); // the last tunnels' lines are written as they close
-  const lines = many.slice(1).map((s) => readFileSync(path.join(dir, `${s.id}.jsonl`), 'utf8').trim().split('\n').length);
+  const lines = many.slice(1).map(
+    (s) =>
+      readFileSync(path.join(dir, `${s.id}.jsonl`), 'utf8')
+        .trim()
+        .split('\n').length,
+  );
   console.log(`     log lines, brokers 2..${n}: ${[...new Set(lines)].join(', ')} each (${per} requests each)`);
-  return { p50: pct(via, 50), p99: pct(via, 99), directP50: pct(direct, 50), directP99: pct(direct, 99), brokerIdleRssMB: idle, brokerPeakRssMB: peaks, relayRssMB: relays, logLines: lines };
+  return {
+    p50: pct(via, 50),
+    p99: pct(via, 99),
+    directP50: pct(direct, 50),
+    directP99: pct(direct, 99),
+    brokerIdleRssMB: idle,
+    brokerPeakRssMB: peaks,
+    relayRssMB: relays,
+    logLines: lines,
+  };
 }
 
 /** What one TCP connection costs node here (client and server in this process): the scale for the CPU figures. */

@@ -15,7 +15,10 @@ export const env = { ...baseEnv, HOME: home };
 export const defaultLedger = path.join(base, 'state', 'ledger.jsonl');
 
 onTeardown(() => {
-  spawnSync('sh', ['-c', `podman --runtime runc ps -aq --filter name=agent-sandbox-${tag} | xargs -r podman --runtime runc rm -f >/dev/null 2>&1`]);
+  spawnSync('sh', [
+    '-c',
+    `podman --runtime runc ps -aq --filter name=agent-sandbox-${tag} | xargs -r podman --runtime runc rm -f >/dev/null 2>&1`,
+  ]);
   spawnSync('podman', ['--runtime', 'runc', 'rm', '-f', '--ignore', `${tag}-attrib`], { stdio: 'ignore' });
   rmSync(base, { recursive: true, force: true });
 });
@@ -68,7 +71,22 @@ export function worktreeWorkspaces(root, prefix, count) {
 }
 
 /** The flags of every bench session: codex, this image (or `img`), small limits, its own ledger. */
-export const flags = (root, id, ledger = defaultLedger, img = image) => ['--runtime', 'codex', '--workspace', id, '--root', root, '--ledger', ledger, '--memory', '256m', '--pids', '64', '--image', img];
+export const flags = (root, id, ledger = defaultLedger, img = image) => [
+  '--runtime',
+  'codex',
+  '--workspace',
+  id,
+  '--root',
+  root,
+  '--ledger',
+  ledger,
+  '--memory',
+  '256m',
+  '--pids',
+  '64',
+  '--image',
+  img,
+];
 
 /** A case: `agent-sandbox <sub>` for one workspace, the agent `true` unless `rest` says otherwise. */
 export const launcher =
@@ -95,7 +113,10 @@ export function processesOf(cmd, argv) {
 /** The ledger's lines, parsed (none when it does not exist yet). */
 export function ledgerLines(file) {
   try {
-    return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
   } catch (err) {
     if (err.code === 'ENOENT') return [];
     throw err;

@@ -39,7 +39,12 @@ async function floodSession(root, id, ledger, extra, agentArgs) {
       const stat = readFileSync(`/proc/${run.child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
       const log = readdirSync(egressDir).find((n) => n.startsWith(`${id}-`));
       peakMiB = Math.max(peakMiB, kib(status, 'VmHWM') / 1024);
-      samples.push({ s: Math.round((Date.now() - t0) / 1000), rssMiB: kib(status, 'VmRSS') / 1024, cpuS: (Number(stat[11]) + Number(stat[12])) / 100, logBytes: log ? statSync(path.join(egressDir, log)).size : 0 });
+      samples.push({
+        s: Math.round((Date.now() - t0) / 1000),
+        rssMiB: kib(status, 'VmRSS') / 1024,
+        cpuS: (Number(stat[11]) + Number(stat[12])) / 100,
+        logBytes: log ? statSync(path.join(egressDir, log)).size : 0,
+      });
     } catch {
       // not started yet, or gone
     }
@@ -47,7 +52,10 @@ async function floodSession(root, id, ledger, extra, agentArgs) {
   }
   const end = await run.done;
   const line = ledgerLines(ledger).find((l) => l.sessionId === id);
-  const lineBytes = readFileSync(ledger, 'utf8').split('\n').filter((l) => l.includes(`"sessionId":"${id}"`)).map((l) => Buffer.byteLength(l) + 1);
+  const lineBytes = readFileSync(ledger, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes(`"sessionId":"${id}"`))
+    .map((l) => Buffer.byteLength(l) + 1);
   const left = Number(spawnSync('du', ['-s', '--inodes', ws]).stdout.toString().split(/\s/)[0]);
   rmSync(ws, { recursive: true, force: true });
   return { end, stdout, line, lineBytes, samples, peakMiB, left, wall: Date.now() - t0 };
@@ -55,18 +63,37 @@ async function floodSession(root, id, ledger, extra, agentArgs) {
 
 /** Every `step`-th sample as "t s: RSS MiB, CPU s, log KiB". */
 function overTime(samples, step) {
-  return samples.filter((x, i) => i % step === 0 || i === samples.length - 1).map((x) => `${x.s}s ${x.rssMiB.toFixed(0)}MiB ${x.cpuS.toFixed(1)}cpu ${(x.logBytes / 1024).toFixed(0)}KiB`).join(' | ');
+  return samples
+    .filter((x, i) => i % step === 0 || i === samples.length - 1)
+    .map((x) => `${x.s}s ${x.rssMiB.toFixed(0)}MiB ${x.cpuS.toFixed(1)}cpu ${(x.logBytes / 1024).toFixed(0)}KiB`)
+    .join(' | ');
 }
 
 async function egressFloods(root, ledger, seconds) {
   const out = {};
   for (const mode of ['distinct', 'identical']) {
-    const r = await floodSession(root, `${tag}-f${mode}`, ledger, ['--timeout', `${seconds + 120}s`], (inside) => [`${inside}/egress-flood.js`, mode, String(seconds), '1000']);
+    const r = await floodSession(root, `${tag}-f${mode}`, ledger, ['--timeout', `${seconds + 120}s`], (inside) => [
+      `${inside}/egress-flood.js`,
+      mode,
+      String(seconds),
+      '1000',
+    ]);
     const s = r.line?.egress?.summary ?? {};
     const sent = /flood sent=(\d+)/.exec(r.stdout)?.[1];
-    console.log(`   ${mode} names, ${seconds} s: ${sent} sent, ${s.attempts} counted (${s.rate?.delayed} paced at ${s.rate?.perSecond}/s, ${s.refused?.find((x) => x.rule === 'too-many-connections')?.count ?? 0} refused unread); ledger line ${r.lineBytes.join(', ')} B; attempt log ${s.log?.bytes} B${s.log?.capped ? ' (capped)' : ''}; launcher peak ${r.peakMiB.toFixed(0)} MiB, CPU ${r.samples.at(-1)?.cpuS.toFixed(1)} s in ${(r.wall / 1000).toFixed(0)} s`);
+    console.log(
+      `   ${mode} names, ${seconds} s: ${sent} sent, ${s.attempts} counted (${s.rate?.delayed} paced at ${s.rate?.perSecond}/s, ${s.refused?.find((x) => x.rule === 'too-many-connections')?.count ?? 0} refused unread); ledger line ${r.lineBytes.join(', ')} B; attempt log ${s.log?.bytes} B${s.log?.capped ? ' (capped)' : ''}; launcher peak ${r.peakMiB.toFixed(0)} MiB, CPU ${r.samples.at(-1)?.cpuS.toFixed(1)} s in ${(r.wall / 1000).toFixed(0)} s`,
+    );
     console.log(`     over time: ${overTime(r.samples, Math.max(1, Math.round(seconds / 10)))}`);
-    out[mode] = { sent: Number(sent), attempts: s.attempts, rate: s.rate, log: s.log, lineBytes: r.lineBytes, peakMiB: r.peakMiB, samples: r.samples, wall: r.wall };
+    out[mode] = {
+      sent: Number(sent),
+      attempts: s.attempts,
+      rate: s.rate,
+      log: s.log,
+      lineBytes: r.lineBytes,
+      peakMiB: r.peakMiB,
+      samples: r.samples,
+      wall: r.wall,
+    };
   }
   return out;
 }
@@ -75,19 +102,38 @@ async function filesFloods(root, ledger, seconds) {
   const n = Math.max(3, Math.ceil(options.runs / 3));
   const runs = [];
   for (let i = 0; i < n; i += 1) {
-    const r = await floodSession(root, `${tag}-files1g-${i}`, ledger, ['--disk', '1g'], (inside) => [`${inside}/files-flood.js`, `${inside}/flood`]);
+    const r = await floodSession(root, `${tag}-files1g-${i}`, ledger, ['--disk', '1g'], (inside) => [
+      `${inside}/files-flood.js`,
+      `${inside}/flood`,
+    ]);
     runs.push({ reason: r.line?.reason, disk: r.line?.evidence?.disk, left: r.left, peakMiB: r.peakMiB, wall: r.wall });
   }
   const limit = runs[0]?.disk?.limitFiles ?? 65_536;
   const atDecision = runs.map((r) => (r.disk?.writtenFiles ?? NaN) - limit);
   const left = runs.map((r) => r.left - limit);
-  console.log(`   empty files under --disk 1g (ceiling ${limit}), ${n} sessions: over at the decision median ${median(atDecision)} (max ${Math.max(...atDecision)}), left after the stop median ${median(left)} (max ${Math.max(...left)}); walks of ${runs.map((r) => r.disk?.walkMs).join(', ')} ms; ${runs.map((r) => `${r.reason}/${r.disk?.exceeded}`).join(' ')}; launcher peak ${Math.max(...runs.map((r) => r.peakMiB)).toFixed(0)} MiB`);
-  const big = await floodSession(root, `${tag}-files8g`, ledger, ['--timeout', `${seconds}s`], (inside) => [`${inside}/files-flood.js`, `${inside}/flood`]);
+  console.log(
+    `   empty files under --disk 1g (ceiling ${limit}), ${n} sessions: over at the decision median ${median(atDecision)} (max ${Math.max(...atDecision)}), left after the stop median ${median(left)} (max ${Math.max(...left)}); walks of ${runs.map((r) => r.disk?.walkMs).join(', ')} ms; ${runs.map((r) => `${r.reason}/${r.disk?.exceeded}`).join(' ')}; launcher peak ${Math.max(...runs.map((r) => r.peakMiB)).toFixed(0)} MiB`,
+  );
+  const big = await floodSession(root, `${tag}-files8g`, ledger, ['--timeout', `${seconds}s`], (inside) => [
+    `${inside}/files-flood.js`,
+    `${inside}/flood`,
+  ]);
   const d = big.line?.evidence?.disk ?? {};
-  const outcome = big.line?.reason === 'disk-limit' ? `${d.writtenFiles} at the decision (+${d.writtenFiles - d.limitFiles}), ${big.left} left` : `the ceiling not reached: ${d.writtenFiles} made`;
-  console.log(`   empty files under the default --disk (ceiling ${d.limitFiles}), at most ${seconds} s: ${big.line?.reason} after ${(big.wall / 1000).toFixed(0)} s, ${outcome}; launcher peak ${big.peakMiB.toFixed(0)} MiB`);
+  const outcome =
+    big.line?.reason === 'disk-limit'
+      ? `${d.writtenFiles} at the decision (+${d.writtenFiles - d.limitFiles}), ${big.left} left`
+      : `the ceiling not reached: ${d.writtenFiles} made`;
+  console.log(
+    `   empty files under the default --disk (ceiling ${d.limitFiles}), at most ${seconds} s: ${big.line?.reason} after ${(big.wall / 1000).toFixed(0)} s, ${outcome}; launcher peak ${big.peakMiB.toFixed(0)} MiB`,
+  );
   console.log(`     over time: ${overTime(big.samples, Math.max(1, Math.round(big.samples.length / 10)))}`);
-  return { limit, runs, atDecision, left, default: { reason: big.line?.reason, disk: d, left: big.left, peakMiB: big.peakMiB, samples: big.samples, wall: big.wall } };
+  return {
+    limit,
+    runs,
+    atDecision,
+    left,
+    default: { reason: big.line?.reason, disk: d, left: big.left, peakMiB: big.peakMiB, samples: big.samples, wall: big.wall },
+  };
 }
 
 export async function floods() {

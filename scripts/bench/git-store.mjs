@@ -51,9 +51,14 @@ function sessions(label, repoDir) {
   const imported = [];
   const wall = [];
   for (let i = 0; i < options.runs; i += 1) {
-    const r = timed(bin('agent-sandbox'), ['run', ...flags(root, id, ledger), '--git-root', path.dirname(repoDir), '--agent-bin', 'sh', '--', '-c', script], { env });
+    const r = timed(
+      bin('agent-sandbox'),
+      ['run', ...flags(root, id, ledger), '--git-root', path.dirname(repoDir), '--agent-bin', 'sh', '--', '-c', script],
+      { env },
+    );
     const line = JSON.parse(readFileSync(ledger, 'utf8').trim().split('\n').at(-1));
-    if (line.gitReturn?.outcome !== 'fast-forward') throw new Error(`${label}: the commit did not come home: ${JSON.stringify(line.gitReturn)}`);
+    if (line.gitReturn?.outcome !== 'fast-forward')
+      throw new Error(`${label}: the commit did not come home: ${JSON.stringify(line.gitReturn)}`);
     prepare.push(line.gitReturn.prepareMs);
     imported.push(line.gitReturn.ms);
     wall.push(r.wall);
@@ -67,7 +72,12 @@ async function sharedCloneVsStore(label, repoDir) {
   const root = makeRoot(`s9-alt-${label}`);
   const id = `${tag}-alt-${label}`;
   worktree(root, repoDir, id);
-  const plan = await planMounts({ workspace: path.join(root, 'workspaces', id), root, sessionId: id, gitRoots: [root, path.dirname(repoDir)] });
+  const plan = await planMounts({
+    workspace: path.join(root, 'workspaces', id),
+    root,
+    sessionId: id,
+    gitRoots: [root, path.dirname(repoDir)],
+  });
   const store = [];
   const clone = [];
   for (let i = 0; i < Math.max(5, Math.ceil(options.runs / 2)); i += 1) {
@@ -112,7 +122,15 @@ async function perRef(refs) {
   const read = readStoreRefs(store);
   const dropped = droppedRefs(new Map(), read.refs, null);
   const count = now() - t0;
-  return { refs, prepareFew: few, prepareMany: many, prepareUsPerRef: ((many - few) * 1000) / refs, countMs: count, countUsPerRef: (count * 1000) / refs, counted: dropped.named.length + dropped.others };
+  return {
+    refs,
+    prepareFew: few,
+    prepareMany: many,
+    prepareUsPerRef: ((many - few) * 1000) / refs,
+    countMs: count,
+    countUsPerRef: (count * 1000) / refs,
+    counted: dropped.named.length + dropped.others,
+  };
 }
 
 export async function gitStore() {
@@ -124,10 +142,17 @@ export async function gitStore() {
   const refs = await perRef(Math.max(1000, Math.round(options.refs / 1000) * 1000));
   console.log(`\n9. the session's own git store: a session that commits one file, ${options.runs} runs, medians`);
   for (const [label, r] of Object.entries(rows)) {
-    console.log(`   ${`${label} (${(r.repoBytes / 2 ** 20).toFixed(0)} MiB of .git)`.padEnd(28)} store prepare ${ms(r.prepare)}   import ${ms(r.import)}   whole run ${ms(r.run)}`);
+    console.log(
+      `   ${`${label} (${(r.repoBytes / 2 ** 20).toFixed(0)} MiB of .git)`.padEnd(28)} store prepare ${ms(r.prepare)}   import ${ms(r.import)}   whole run ${ms(r.run)}`,
+    );
   }
-  console.log(`   big / self: prepare ${(rows.big.prepare / rows.self.prepare).toFixed(2)}x, import ${(rows.big.import / rows.self.import).toFixed(2)}x for ${(rows.big.repoBytes / rows.self.repoBytes).toFixed(0)}x the repository`);
-  for (const [label, a] of Object.entries(alt)) console.log(`   ${label}: store prepare+finish ${ms(a.store)} vs git clone --shared --bare ${ms(a.sharedClone)}`);
-  console.log(`   per ref: prepare ${refs.prepareFew.toFixed(0)} ms with a handful, ${refs.prepareMany.toFixed(0)} ms with ${refs.refs} (${refs.prepareUsPerRef.toFixed(1)} µs a ref); counting ${refs.counted} refs a session made ${refs.countMs.toFixed(0)} ms (${refs.countUsPerRef.toFixed(1)} µs a ref)`);
+  console.log(
+    `   big / self: prepare ${(rows.big.prepare / rows.self.prepare).toFixed(2)}x, import ${(rows.big.import / rows.self.import).toFixed(2)}x for ${(rows.big.repoBytes / rows.self.repoBytes).toFixed(0)}x the repository`,
+  );
+  for (const [label, a] of Object.entries(alt))
+    console.log(`   ${label}: store prepare+finish ${ms(a.store)} vs git clone --shared --bare ${ms(a.sharedClone)}`);
+  console.log(
+    `   per ref: prepare ${refs.prepareFew.toFixed(0)} ms with a handful, ${refs.prepareMany.toFixed(0)} ms with ${refs.refs} (${refs.prepareUsPerRef.toFixed(1)} µs a ref); counting ${refs.counted} refs a session made ${refs.countMs.toFixed(0)} ms (${refs.countUsPerRef.toFixed(1)} µs a ref)`,
+  );
   return { rows, alt, refs };
 }

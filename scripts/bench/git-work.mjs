@@ -43,8 +43,12 @@ export async function gitWork() {
     planVsNode: r['plan, worktree, few refs'].median / r['node -e 0'].median,
     run: r[`run -- true, worktree, ${label}`].median / r['run -- true, worktree, few refs'].median,
   };
-  console.log(`\n3. git work: a linked worktree with few refs and with ${label} (${made.loose} loose, ${made.packed} packed); git kind ${plan.git.kind}`);
+  console.log(
+    `\n3. git work: a linked worktree with few refs and with ${label} (${made.loose} loose, ${made.packed} packed); git kind ${plan.git.kind}`,
+  );
   printCases(r);
-  console.log(`   plan: few refs / node -e 0 ${ratios.planVsNode.toFixed(2)}; ${label} / few ${ratios.plan.toFixed(2)};  run: ${label} / few ${ratios.run.toFixed(2)}`);
+  console.log(
+    `   plan: few refs / node -e 0 ${ratios.planVsNode.toFixed(2)}; ${label} / few ${ratios.plan.toFixed(2)};  run: ${label} / few ${ratios.run.toFixed(2)}`,
+  );
   return { ...r, ratios, refs: made };
 }

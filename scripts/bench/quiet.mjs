@@ -44,7 +44,8 @@ function podmanBaseline(root, id, seconds) {
   };
   run('quiet-warm', 'true');
   const pairs = [];
-  for (let p = 0; p < options.quietPairs; p += 1) pairs.push({ idle: run('quiet-true', 'true'), slept: run('quiet-sleep', `sleep ${seconds}`) });
+  for (let p = 0; p < options.quietPairs; p += 1)
+    pairs.push({ idle: run('quiet-true', 'true'), slept: run('quiet-sleep', `sleep ${seconds}`) });
   return pairs;
 }
 
@@ -52,14 +53,18 @@ export async function quiet() {
   const seconds = options.quietSeconds;
   const sizes = [10, 100_000, 1_000_000, ...options.quietFiles];
   const rows = {};
-  console.log(`\n13. a quiet session's supervision: CPU per minute of a ${seconds} s sleep minus an immediate exit (bound: 60 ms over podman's own)`);
+  console.log(
+    `\n13. a quiet session's supervision: CPU per minute of a ${seconds} s sleep minus an immediate exit (bound: 60 ms over podman's own)`,
+  );
   let podman;
   for (const files of sizes) {
     const { root, id } = filledRoot(files);
     if (!podman) {
       const b = podmanBaseline(root, id, seconds);
       podman = median(b.map((p) => perMinute(p.idle, p.slept, seconds)));
-      console.log(`   hand-written podman run --rm: ${podman.toFixed(0).padStart(5)} ms CPU per minute (immediate exit / ${seconds} s sleep, ms: ${b.map((p) => `${p.idle}/${p.slept}`).join(', ')})`);
+      console.log(
+        `   hand-written podman run --rm: ${podman.toFixed(0).padStart(5)} ms CPU per minute (immediate exit / ${seconds} s sleep, ms: ${b.map((p) => `${p.idle}/${p.slept}`).join(', ')})`,
+      );
     }
     sessionCpu(root, id, 'true'); // warm: the first session of a workspace takes its baseline walk
     // Each pair is one figure; a big tree's start and end (du twice) move a pair by hundreds of ms.
@@ -72,7 +77,9 @@ export async function quiet() {
     const launcher = median(pairs.map((p) => p.perMinute));
     rows[files] = { pairs, perMinuteMs: launcher, podmanPerMinuteMs: podman, supervisionPerMinuteMs: launcher - podman };
     const each = pairs.map((p) => `${p.idle}/${p.slept}`).join(', ');
-    console.log(`   ${String(files).padStart(8)} files: launcher ${launcher.toFixed(0).padStart(5)} ms per minute, supervision ${(launcher - podman).toFixed(0).padStart(5)} ms (immediate exit / ${seconds} s sleep, ms: ${each})`);
+    console.log(
+      `   ${String(files).padStart(8)} files: launcher ${launcher.toFixed(0).padStart(5)} ms per minute, supervision ${(launcher - podman).toFixed(0).padStart(5)} ms (immediate exit / ${seconds} s sleep, ms: ${each})`,
+    );
   }
   return { podmanPerMinuteMs: podman, sizes: rows };
 }

@@ -16,7 +16,7 @@ const hook = path.join(path.dirname(fileURLToPath(import.meta.url)), 'profile-ho
 
 /** The marks, in the order a run reaches them: [the step that ends there, how to find it]. */
 const marks = (id) => [
-  ['exec of env and node, to node\'s first instant', (e) => e.what === 'node-start'],
+  ["exec of env and node, to node's first instant", (e) => e.what === 'node-start'],
   ["node's own start (what node -e 0 costs)", (e) => e.what === 'preload'],
   ['the bin shim and the bundle load (compile)', (e) => e.what.startsWith('bundle-load'), (e) => e.t + Number(e.what.split(' ')[1])],
   ['the CLI: argv, the request and its validation', (e) => e.what === 'readdirSync /sys/fs/cgroup'],
@@ -41,7 +41,9 @@ const marks = (id) => [
 
 /** One run's events: the launcher's (its hook line), podman's for its container, its spawn and reaping. */
 function runEvents(run, hookLine, podmanEvents) {
-  const own = podmanEvents.filter((e) => e.at >= run.startedAt && e.at <= run.endedAt).map((e) => ({ t: e.at, what: `podman ${e.status}` }));
+  const own = podmanEvents
+    .filter((e) => e.at >= run.startedAt && e.at <= run.endedAt)
+    .map((e) => ({ t: e.at, what: `podman ${e.status}` }));
   const all = [{ t: run.startedAt, what: 'spawned' }, ...hookLine.events, ...own, { t: run.endedAt, what: 'reaped' }];
   return all.sort((a, b) => a.t - b.t);
 }
@@ -69,23 +71,48 @@ function steps(events, id) {
 }
 
 function podmanEventsSince(sinceMs, name) {
-  const r = spawnSync('podman', ['events', '--stream=false', '--since', new Date(sinceMs - 1000).toISOString(), '--filter', `container=${name}`, '--format', '{{json .}}'], { encoding: 'utf8', maxBuffer: 64 << 20 });
-  return (r.stdout ?? '').split('\n').filter(Boolean).map((l) => JSON.parse(l)).map((e) => ({ status: e.Status, at: Date.parse(e.Time) }));
+  const r = spawnSync(
+    'podman',
+    [
+      'events',
+      '--stream=false',
+      '--since',
+      new Date(sinceMs - 1000).toISOString(),
+      '--filter',
+      `container=${name}`,
+      '--format',
+      '{{json .}}',
+    ],
+    { encoding: 'utf8', maxBuffer: 64 << 20 },
+  );
+  return (r.stdout ?? '')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .map((e) => ({ status: e.Status, at: Date.parse(e.Time) }));
 }
 
 /** The launcher's own CPU (node, from its hook) and its whole tree's (with podman's client, du, flock: what the bench waited for). */
 function cpuOf(r, line) {
   const own = line.events.find((e) => e.what.startsWith('own-cpu '));
-  return { 'CPU: the launcher (node) alone': own ? Number(own.what.split(' ')[1]) : undefined, 'CPU: with its children (podman client, du, find, flock)': r.cpu };
+  return {
+    'CPU: the launcher (node) alone': own ? Number(own.what.split(' ')[1]) : undefined,
+    'CPU: with its children (podman client, du, find, flock)': r.cpu,
+  };
 }
 
 function report(table, runs) {
-  const names = marks('').map(([name]) => name).filter((n) => table.broker[n] || table.none[n]);
+  const names = marks('')
+    .map(([name]) => name)
+    .filter((n) => table.broker[n] || table.none[n]);
   const cell = (xs) => (xs?.length ? `${median(xs).toFixed(0).padStart(6)}` : '     —');
-  console.log(`\n11. where one run of /bin/true spends its time (medians of ${runs} interleaved runs, ms; each step ends at the next mark)`);
+  console.log(
+    `\n11. where one run of /bin/true spends its time (medians of ${runs} interleaved runs, ms; each step ends at the next mark)`,
+  );
   console.log(`   ${'step'.padEnd(60)} broker  none`);
   for (const n of names) console.log(`   ${n.padEnd(60)} ${cell(table.broker[n])} ${cell(table.none[n])}`);
-  for (const n of ['total', ...Object.keys(cpuOf({}, { events: [] }))]) console.log(`   ${n.padEnd(60)} ${cell(table.broker[n])} ${cell(table.none[n])}`);
+  for (const n of ['total', ...Object.keys(cpuOf({}, { events: [] }))])
+    console.log(`   ${n.padEnd(60)} ${cell(table.broker[n])} ${cell(table.none[n])}`);
 }
 
 export async function runProfile() {
@@ -102,7 +129,11 @@ export async function runProfile() {
     for (const [mode, extra] of Object.entries(cases)) {
       rmSync(out, { force: true });
       const r = timed(bin('agent-sandbox'), ['run', ...flags(root, id), ...extra, '--agent-bin', '/bin/true', '--'], { env: hookEnv });
-      const line = readFileSync(out, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.argv[1] === 'run');
+      const line = readFileSync(out, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .find((l) => l.argv[1] === 'run');
       runs.push({ mode, r, line });
     }
   }
@@ -112,5 +143,7 @@ export async function runProfile() {
     for (const [name, ms] of Object.entries(figures)) if (ms !== undefined) (table[mode][name] ??= []).push(ms);
   }
   report(table, options.runs);
-  return Object.fromEntries(Object.entries(table).map(([mode, t]) => [mode, Object.fromEntries(Object.entries(t).map(([k, xs]) => [k, median(xs)]))]));
+  return Object.fromEntries(
+    Object.entries(table).map(([mode, t]) => [mode, Object.fromEntries(Object.entries(t).map(([k, xs]) => [k, median(xs)]))]),
+  );
 }

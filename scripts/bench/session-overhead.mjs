@@ -28,7 +28,8 @@ function cases(root, id, staged) {
   const noRelay = bareArgv(root, id, ['--egress', 'none'], 'bare', staged);
   const hand = handWrittenArgv(root, id, 'hand', ['/bin/true']);
   const handEcho = handWrittenArgv(root, id, 'hand-echo', ['/bin/echo', 'first-output']);
-  const echo = (extra) => () => firstOutput(bin('agent-sandbox'), ['run', ...flags(root, id), ...extra, '--agent-bin', '/bin/echo', '--', 'first-output'], { env });
+  const echo = (extra) => () =>
+    firstOutput(bin('agent-sandbox'), ['run', ...flags(root, id), ...extra, '--agent-bin', '/bin/echo', '--', 'first-output'], { env });
   return {
     argv: { withRelay, noRelay, hand },
     cases: {
@@ -52,7 +53,20 @@ function cases(root, id, staged) {
 function versusCases(root, id, argv) {
   const other = options.versus;
   const swap = (a) => a.map((x) => (x === image ? other : x));
-  const run = (extra, agent) => () => timed(bin('agent-sandbox'), ['run', ...flags(root, id, defaultLedger, other), ...extra, '--agent-bin', agent, '--', ...(agent === 'true' ? [] : ['first-output'])], { env });
+  const run = (extra, agent) => () =>
+    timed(
+      bin('agent-sandbox'),
+      [
+        'run',
+        ...flags(root, id, defaultLedger, other),
+        ...extra,
+        '--agent-bin',
+        agent,
+        '--',
+        ...(agent === 'true' ? [] : ['first-output']),
+      ],
+      { env },
+    );
   const relay = swap(argv.withRelay);
   const bare = swap(argv.noRelay);
   return {
@@ -60,7 +74,12 @@ function versusCases(root, id, argv) {
     [`${named.none} @versus`]: run(['--egress', 'none'], 'true'),
     [`${named.bareRelay} @versus`]: () => timed(relay[0], relay.slice(1), { env }),
     [`${named.bare} @versus`]: () => timed(bare[0], bare.slice(1), { env }),
-    [`${named.firstRun} @versus`]: () => firstOutput(bin('agent-sandbox'), ['run', ...flags(root, id, defaultLedger, other), '--agent-bin', '/bin/echo', '--', 'first-output'], { env }),
+    [`${named.firstRun} @versus`]: () =>
+      firstOutput(
+        bin('agent-sandbox'),
+        ['run', ...flags(root, id, defaultLedger, other), '--agent-bin', '/bin/echo', '--', 'first-output'],
+        { env },
+      ),
   };
 }
 
@@ -92,14 +111,32 @@ function report(r, ratios, ends, procs, bareProcs) {
   line('run --egress none / hand-written podman run', ratios.noneHand, '   (at most 1.4)');
   line("first output: run / hand-written run's", ratios.first, '   (at most 1.5)');
   line("first output: run --egress none / hand-written run's", ratios.firstNone);
-  console.log(`   container's end (podman's died event) to exit, median: run ${end(ends.run)}; run --egress none ${end(ends.none)}; hand-written podman run ${end(ends.hand)}`);
+  console.log(
+    `   container's end (podman's died event) to exit, median: run ${end(ends.run)}; run --egress none ${end(ends.none)}; hand-written podman run ${end(ends.hand)}`,
+  );
   line('run / bare (both with the relay)', ratios.broker);
   line('run --egress none / bare (no relay)', ratios.none);
   line('the image entrypoint without the relay: bare / hand-written', ratios.entrypoint);
   line('the relay in the container: bare / bare', ratios.relay);
   line('the broker, launcher side: run / run --egress none', ratios.brokerVsNone);
-  console.log(`   podman processes per session: launcher ${procs.podman ?? 0}, bare ${bareProcs.podman ?? 0} (podman's own exit cleanup included in both)`);
-  const known = ['podman', 'conmon', 'runc', 'exe', 'tini', 'node', 'agent-entrypoint', 'find', 'cred-stage', 'egress-relay', 'true', 'agent-sandbox', 'env'];
+  console.log(
+    `   podman processes per session: launcher ${procs.podman ?? 0}, bare ${bareProcs.podman ?? 0} (podman's own exit cleanup included in both)`,
+  );
+  const known = [
+    'podman',
+    'conmon',
+    'runc',
+    'exe',
+    'tini',
+    'node',
+    'agent-entrypoint',
+    'find',
+    'cred-stage',
+    'egress-relay',
+    'true',
+    'agent-sandbox',
+    'env',
+  ];
   const other = Object.entries(procs).filter(([k]) => !known.includes(k));
   console.log(`   other host processes of the launcher: ${other.map(([k, v]) => `${k} x${v}`).join(', ') || 'none'}`);
 }

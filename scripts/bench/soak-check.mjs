@@ -18,7 +18,9 @@ const entries = (dir) => {
 /** Every cgroup hierarchy mounted under /sys/fs/cgroup (v1 controllers, the unified one, or v2 itself). */
 function hierarchies() {
   const top = '/sys/fs/cgroup';
-  const mounted = entries(top).map((n) => path.join(top, n)).filter((d) => existsSync(path.join(d, 'cgroup.procs')));
+  const mounted = entries(top)
+    .map((n) => path.join(top, n))
+    .filter((d) => existsSync(path.join(d, 'cgroup.procs')));
   return [top, ...mounted];
 }
 
@@ -39,7 +41,9 @@ function processesNaming(needle) {
 
 /** What the sessions left: counts per kind of thing, and the names, for the report. */
 export function leftovers(root, ids, containerPrefix) {
-  const cgroups = hierarchies().flatMap((h) => ids.filter((id) => existsSync(path.join(h, 'agent-sandbox', id))).map((id) => path.join(h, 'agent-sandbox', id)));
+  const cgroups = hierarchies().flatMap((h) =>
+    ids.filter((id) => existsSync(path.join(h, 'agent-sandbox', id))).map((id) => path.join(h, 'agent-sandbox', id)),
+  );
   const naming = processesNaming(root);
   const left = {
     containers: containersLeft(containerPrefix),
@@ -71,7 +75,16 @@ export function checkLedger(file, sessions) {
     got[reason] = (got[reason] ?? 0) + 1;
     const exitOk = s.exit === undefined || line?.exitCode === s.exit;
     if (mine.length !== 1 || reason !== s.expect || !exitOk || line.egress?.mode !== s.egress) {
-      wrong.push({ id: s.id, kind: s.kind, lines: mine.length, reason, exitCode: line?.exitCode, launcherExit: s.result?.code, egress: line?.egress?.mode, message: line?.message ?? s.result?.stderr.trim().split('\n').pop() });
+      wrong.push({
+        id: s.id,
+        kind: s.kind,
+        lines: mine.length,
+        reason,
+        exitCode: line?.exitCode,
+        launcherExit: s.result?.code,
+        egress: line?.egress?.mode,
+        message: line?.message ?? s.result?.stderr.trim().split('\n').pop(),
+      });
     }
   }
   const known = new Set(sessions.map((s) => s.id));

@@ -9,7 +9,11 @@ import { median } from './common.mjs';
 
 /** Each container's first time per event (epoch ms), for names containing `needle`. */
 export function containerEvents(sinceMs, needle) {
-  const r = spawnSync('podman', ['events', '--stream=false', '--since', new Date(sinceMs - 1000).toISOString(), '--format', 'json'], { encoding: 'utf8', maxBuffer: 256 << 20, timeout: 120_000 });
+  const r = spawnSync('podman', ['events', '--stream=false', '--since', new Date(sinceMs - 1000).toISOString(), '--format', 'json'], {
+    encoding: 'utf8',
+    maxBuffer: 256 << 20,
+    timeout: 120_000,
+  });
   const byName = new Map();
   for (const line of (r.stdout ?? '').split('\n')) {
     if (!line.includes(needle)) continue;
@@ -37,7 +41,10 @@ const spans = {
 export function phases(sessions, events) {
   const out = {};
   for (const [name, span] of Object.entries(spans)) {
-    const xs = sessions.map((s) => [s.result, events.get(`agent-sandbox-${s.id}`)]).filter(([, e]) => e?.create && e.start && e.died).map(([r, e]) => span(r, e));
+    const xs = sessions
+      .map((s) => [s.result, events.get(`agent-sandbox-${s.id}`)])
+      .filter(([, e]) => e?.create && e.start && e.died)
+      .map(([r, e]) => span(r, e));
     if (xs.length) out[name] = { n: xs.length, median: median(xs), max: Math.max(...xs) };
   }
   return out;
@@ -48,7 +55,10 @@ export function cpuByKind(sessions, ledger) {
   const byId = new Map(ledger.map((l) => [l.sessionId, l]));
   const out = {};
   for (const kind of new Set(sessions.map((s) => s.kind))) {
-    const xs = sessions.filter((s) => s.kind === kind).map((s) => byId.get(s.id)?.peak?.cpuSeconds).filter((x) => typeof x === 'number');
+    const xs = sessions
+      .filter((s) => s.kind === kind)
+      .map((s) => byId.get(s.id)?.peak?.cpuSeconds)
+      .filter((x) => typeof x === 'number');
     if (xs.length) out[kind] = median(xs);
   }
   return out;

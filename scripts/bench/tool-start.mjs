@@ -6,7 +6,12 @@ import { bin, compare, image, ms, tag, timed } from './common.mjs';
 import { env, home, makeRoot, nodeZero, plainWorkspace } from './fixture.mjs';
 
 function cases(root, id, ws, attribCtr) {
-  const plan = { image, sessionId: id, limits: { memory: '256m', memorySwap: '256m', pids: 64, cpus: 1, cpuShares: 256 }, command: ['true'] };
+  const plan = {
+    image,
+    sessionId: id,
+    limits: { memory: '256m', memorySwap: '256m', pids: 64, cpus: 1, cpuShares: 256 },
+    command: ['true'],
+  };
   return {
     'node -e 0': nodeZero,
     'path-guard {path,root}': () => timed(bin('path-guard'), [], { input: JSON.stringify({ path: `workspaces/${id}`, root }) }),
@@ -15,7 +20,8 @@ function cases(root, id, ws, attribCtr) {
     'nnp-probe': () => timed(bin('nnp-probe'), []),
     // What nnp-probe must ask every time (measure, never assume): systemd's version and linger.
     'systemd-run --version': () => timed('systemd-run', ['--version']),
-    'loginctl show-user (linger)': () => timed('loginctl', ['show-user', os.userInfo().username, '--property=Linger', '--value'], { expect: 'any' }),
+    'loginctl show-user (linger)': () =>
+      timed('loginctl', ['show-user', os.userInfo().username, '--property=Linger', '--value'], { expect: 'any' }),
     'sandbox-run --dry-run': () => timed(bin('sandbox-run'), ['--dry-run'], { input: JSON.stringify(plan) }),
     'podman-attrib --container (kept)': () => timed(bin('podman-attrib'), ['--container', attribCtr]),
     'podman container inspect (kept)': () => timed('podman', ['--runtime', 'runc', 'container', 'inspect', attribCtr]),
@@ -29,8 +35,12 @@ function cases(root, id, ws, attribCtr) {
 function ratios(r) {
   const against = (field, k, ...others) => r[k][field] / ['node -e 0', ...others].reduce((sum, o) => sum + r[o][field], 0);
   const out = Object.fromEntries(Object.keys(r).map((k) => [k, { vsNode: against('median', k), cpuVsNode: against('cpu', k) }]));
-  const jobs = { 'nnp-probe': ['systemd-run --version', 'loginctl show-user (linger)'], 'podman-attrib --container (kept)': ['podman container inspect (kept)'] };
-  for (const [k, others] of Object.entries(jobs)) Object.assign(out[k], { vsJob: against('median', k, ...others), cpuVsJob: against('cpu', k, ...others) });
+  const jobs = {
+    'nnp-probe': ['systemd-run --version', 'loginctl show-user (linger)'],
+    'podman-attrib --container (kept)': ['podman container inspect (kept)'],
+  };
+  for (const [k, others] of Object.entries(jobs))
+    Object.assign(out[k], { vsJob: against('median', k, ...others), cpuVsJob: against('cpu', k, ...others) });
   return out;
 }
 
@@ -39,13 +49,30 @@ export async function toolStart() {
   const id = `${tag}-s2`;
   const ws = plainWorkspace(root, id);
   const attribCtr = `${tag}-attrib`;
-  timed('podman', ['--runtime', 'runc', 'run', '--name', attribCtr, '--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096', '--entrypoint', 'true', image]);
+  timed('podman', [
+    '--runtime',
+    'runc',
+    'run',
+    '--name',
+    attribCtr,
+    '--ulimit',
+    'nofile=4096:4096',
+    '--ulimit',
+    'nproc=4096:4096',
+    '--entrypoint',
+    'true',
+    image,
+  ]);
   const r = await compare(cases(root, id, ws, attribCtr));
   const x = ratios(r);
-  console.log('\n2. executable cold start vs node -e 0 (target: <= 2x each): wall (median) and CPU (mean, the tool and what it waited for)');
+  console.log(
+    '\n2. executable cold start vs node -e 0 (target: <= 2x each): wall (median) and CPU (mean, the tool and what it waited for)',
+  );
   for (const [k, v] of Object.entries(r)) {
     const job = x[k].vsJob ? `   (vs node -e 0 + the commands it runs: ${x[k].vsJob.toFixed(2)}x, CPU ${x[k].cpuVsJob.toFixed(2)}x)` : '';
-    console.log(`   ${k.padEnd(36)} ${ms(v.median)} ${x[k].vsNode.toFixed(2)}x   CPU ${v.cpu.toFixed(0).padStart(4)} ms ${x[k].cpuVsNode.toFixed(2)}x${job}`);
+    console.log(
+      `   ${k.padEnd(36)} ${ms(v.median)} ${x[k].vsNode.toFixed(2)}x   CPU ${v.cpu.toFixed(0).padStart(4)} ms ${x[k].cpuVsNode.toFixed(2)}x${job}`,
+    );
   }
   return { ...r, ratios: x };
 }

@@ -35,9 +35,14 @@ async function main() {
   const host = fi.extra[0];
   const steps = JSON.parse(readFileSync(arg('script'), 'utf8'));
   await startApiModelServer(t, fi, host, { steps, expectedToken: '', expectedTokenSha256: arg('token-sha256'), dir });
-  const prefix = await privateHosts(dir, [{ address: host.v4, names }, { address: host.v6, names }]);
+  const prefix = await privateHosts(dir, [
+    { address: host.v4, names },
+    { address: host.v6, names },
+  ]);
   const hostsFile = prefix[prefix.length - 1];
-  process.stdout.write(`${JSON.stringify({ netns: fi.netns, caFile: fi.ca.certFile, hostsFile, record: `${dir}/model-requests.jsonl`, v4: host.v4, v6: host.v6 })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ netns: fi.netns, caFile: fi.ca.certFile, hostsFile, record: `${dir}/model-requests.jsonl`, v4: host.v4, v6: host.v6 })}\n`,
+  );
 }
 
 for (const sig of ['SIGTERM', 'SIGINT']) process.once(sig, () => void stop().then(() => process.exit(0)));

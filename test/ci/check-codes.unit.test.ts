@@ -11,7 +11,8 @@ const script = path.join(repoRoot, 'scripts', 'check-codes.mjs');
 const check = (repo?: string) => execa('node', [script, ...(repo ? [repo] : [])], { reject: false });
 
 const table = (rows: string) => `export const errorCodes = {\n${rows}\n} as const satisfies Record<string, unknown>;\n`;
-const soundTable = "  'relative-root': { usage: 'root is not an absolute path' },\n  'root-not-found': { unsafePath: 'the root does not exist' },";
+const soundTable =
+  "  'relative-root': { usage: 'root is not an absolute path' },\n  'root-not-found': { unsafePath: 'the root does not exist' },";
 const soundSource = [
   "export function a(root: string) { if (!isAbsolute(root)) throw new ToolError('usage', 'relative-root', `--root: expected an absolute path, got ${root}`); }",
   "export function b(root: string) { if (!isAbsolute(root)) throw new ToolError('usage', 'relative-root', `--root: expected an absolute path, got ${root}`); }",
@@ -45,10 +46,16 @@ t.test('two rows of the table with one meaning fail, naming both codes', async (
 });
 
 t.test('one message thrown with two codes fails, naming both places', async (t) => {
-  const twice = soundSource.replace("'usage', 'relative-root', `--root: expected an absolute path, got ${root}`); }\nexport function b", "'usage', 'bad-flag', `--root: expected an absolute path, got ${root}`); }\nexport function b");
+  const twice = soundSource.replace(
+    "'usage', 'relative-root', `--root: expected an absolute path, got ${root}`); }\nexport function b",
+    "'usage', 'bad-flag', `--root: expected an absolute path, got ${root}`); }\nexport function b",
+  );
   const out = await check(await demoRepo(t, soundTable, twice));
   t.equal(out.exitCode, 1);
-  t.match(out.stderr, /the message "--root: expected an absolute path, got \$\{\}" has bad-flag and relative-root \(bad-flag at tools\/demo\/src\/index\.ts:1; relative-root at tools\/demo\/src\/index\.ts:2\)/);
+  t.match(
+    out.stderr,
+    /the message "--root: expected an absolute path, got \$\{\}" has bad-flag and relative-root \(bad-flag at tools\/demo\/src\/index\.ts:1; relative-root at tools\/demo\/src\/index\.ts:2\)/,
+  );
 });
 
 t.test('one named condition answered with two codes fails', async (t) => {

@@ -35,24 +35,34 @@ t.test('the repository as it is passes', async (t) => {
   t.match(out.stderr, /every file a comment names exists, and every source folder has tests/);
 });
 
-t.test('a sound tree passes; the same tree with a comment naming a renamed file fails, naming the file, the line and the name', async (t) => {
-  t.equal((await check(await demoRepo(t, sound))).exitCode, 0, 'the sound tree passes');
-  const stale = await demoRepo(t, { ...sound, 'tools/demo/src/index.ts': "// Wires run/old-step.ts (the one step) to the CLI.\nexport * from './run/step.js';\n" });
-  const out = await check(stale);
-  t.equal(out.exitCode, 1);
-  t.match(out.stderr, /tools\/demo\/src\/index\.ts:1: a comment names run\/old-step\.ts, which is not a file here/);
-});
+t.test(
+  'a sound tree passes; the same tree with a comment naming a renamed file fails, naming the file, the line and the name',
+  async (t) => {
+    t.equal((await check(await demoRepo(t, sound))).exitCode, 0, 'the sound tree passes');
+    const stale = await demoRepo(t, {
+      ...sound,
+      'tools/demo/src/index.ts': "// Wires run/old-step.ts (the one step) to the CLI.\nexport * from './run/step.js';\n",
+    });
+    const out = await check(stale);
+    t.equal(out.exitCode, 1);
+    t.match(out.stderr, /tools\/demo\/src\/index\.ts:1: a comment names run\/old-step\.ts, which is not a file here/);
+  },
+);
 
 t.test('a source folder with no test folder of its name fails; one whose mirror holds no test fails too', async (t) => {
   const bare = await demoRepo(t, { ...sound, 'tools/demo/src/more/thing.ts': 'export const thing = 2;\n' });
   const out = await check(bare);
   t.equal(out.exitCode, 1);
   t.match(out.stderr, /tools\/demo\/src\/more\/: no tests in tools\/demo\/test\/more\//);
-  const empty = await demoRepo(t, { ...sound, 'tools/demo/src/more/thing.ts': 'export const thing = 2;\n', 'tools/demo/test/more/helper.ts': 'export const h = 1;\n' });
+  const empty = await demoRepo(t, {
+    ...sound,
+    'tools/demo/src/more/thing.ts': 'export const thing = 2;\n',
+    'tools/demo/test/more/helper.ts': 'export const h = 1;\n',
+  });
   t.match((await check(empty)).stderr, /no tests in tools\/demo\/test\/more\//);
 });
 
-t.test('a function over 60 lines fails (lines packed to stay under it are a formatter\'s to undo)', async (t) => {
+t.test("a function over 60 lines fails (lines packed to stay under it are a formatter's to undo)", async (t) => {
   const body = Array.from({ length: 61 }, (_, i) => `  const v${i} = ${i};`).join('\n');
   const long = await demoRepo(t, { ...sound, 'tools/demo/src/run/step.ts': `export function step(): number {\n${body}\n  return 0;\n}\n` });
   const out = await check(long);

@@ -15,7 +15,11 @@ const missingImage = 'test/ci/fixtures/missing-image.fixture.mjs';
 
 /** `pnpm test`'s log as CI keeps it: build and lint output, then the tap runner's TAP. */
 async function ciLog(t: Parameters<typeof tempDir>[0], files: string[]): Promise<string> {
-  const out = await execa(tap, ['--reporter=tap', '--no-color', '--disable-coverage', '--allow-incomplete-coverage', ...files], { cwd: repoRoot, reject: false, env: { ...process.env, TAP: '0' } });
+  const out = await execa(tap, ['--reporter=tap', '--no-color', '--disable-coverage', '--allow-incomplete-coverage', ...files], {
+    cwd: repoRoot,
+    reject: false,
+    env: { ...process.env, TAP: '0' },
+  });
   const log = path.join(await tempDir(t, 'astest-skips-'), 'ci.log');
   await writeFile(log, `> agent-sandbox-monorepo@ build\nok: not TAP, the build's own output\n${String(out.stdout)}\n`);
   return log;
@@ -27,8 +31,16 @@ t.test('skips for what the machine lacks are printed with their reasons, and pas
   const out = await judge('host', await ciLog(t, [gaps]));
   t.equal(out.exitCode, 0, out.stdout + out.stderr);
   t.match(out.stdout, /^skips \(host\): 2 skipped, 0 unexpected$/m);
-  t.match(out.stdout, `${gaps}: a claim about cgroup v2 # SKIP needs cgroup v2 (this host is cgroup v1) -- ok: this machine lacks cgroup v2`, 'a skipped subtest, with its reason');
-  t.match(out.stdout, `${gaps}: a subtest > an assertion only a rootless user makes # SKIP needs a non-root user`, 'a skipped assertion inside a subtest');
+  t.match(
+    out.stdout,
+    `${gaps}: a claim about cgroup v2 # SKIP needs cgroup v2 (this host is cgroup v1) -- ok: this machine lacks cgroup v2`,
+    'a skipped subtest, with its reason',
+  );
+  t.match(
+    out.stdout,
+    `${gaps}: a subtest > an assertion only a rootless user makes # SKIP needs a non-root user`,
+    'a skipped assertion inside a subtest',
+  );
 });
 
 t.test('the same skip fails on a tier that has what it needs', async (t) => {
@@ -41,7 +53,10 @@ t.test('the same skip fails on a tier that has what it needs', async (t) => {
 t.test('a claim skipped for a missing image fails CI, even beside a need the machine does lack', async (t) => {
   const out = await judge('vm-user', await ciLog(t, [gaps, missingImage]));
   t.equal(out.exitCode, 1);
-  t.match(out.stdout, `${missingImage}: a containment claim # SKIP needs root, the image localhost/astest-absent:latest (bash image/build-all.sh) -- UNEXPECTED`);
+  t.match(
+    out.stdout,
+    `${missingImage}: a containment claim # SKIP needs root, the image localhost/astest-absent:latest (bash image/build-all.sh) -- UNEXPECTED`,
+  );
 });
 
 t.test('a log with no TAP in it fails: the suite did not run', async (t) => {

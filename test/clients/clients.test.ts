@@ -21,6 +21,8 @@ t.test('a shell caller creates a workspace and uses the resolved path', async (t
 
 t.test('the shell caller passes a refusal status through', async (t) => {
   const root = await tempDir(t, 'client-sh-');
-  const out = await execa('bash', [`${repoRoot}/test/clients/path-guard-client.sh`, binPath('path-guard'), root, '../../escape'], { reject: false });
+  const out = await execa('bash', [`${repoRoot}/test/clients/path-guard-client.sh`, binPath('path-guard'), root, '../../escape'], {
+    reject: false,
+  });
   t.equal(out.exitCode, 86);
 });

@@ -17,7 +17,6 @@ import { makeTestCa, startModelServer, tempDir } from '@agent-sandbox/testkit';
 import { readFileSync } from 'node:fs';
 import { agentArgs, agentsImage, demoDir, ensureAgentsImage, type RealRuntime } from './fixtures/real-agent-session.js';
 
-
 interface Row {
   runtime: RealRuntime;
   label: string;
@@ -28,8 +27,20 @@ interface Row {
 const variable: Record<RealRuntime, string> = { codex: 'CODEX_CA_CERTIFICATE', claude: 'NODE_EXTRA_CA_CERTS' };
 const rows: Row[] = (['codex', 'claude'] as const).flatMap((runtime): Row[] => [
   { runtime, label: 'SSL_CERT_FILE naming B is trusted', env: { SSL_CERT_FILE: '/m/b/ca.crt' }, bundleHoldsB: false, reached: true },
-  { runtime, label: `${variable[runtime]} naming A keeps the image's roots (it adds)`, env: { [variable[runtime]]: '/m/a/ca.crt' }, bundleHoldsB: true, reached: true },
-  { runtime, label: "SSL_CERT_FILE naming A drops the image's roots (it replaces)", env: { SSL_CERT_FILE: '/m/a/ca.crt' }, bundleHoldsB: true, reached: false },
+  {
+    runtime,
+    label: `${variable[runtime]} naming A keeps the image's roots (it adds)`,
+    env: { [variable[runtime]]: '/m/a/ca.crt' },
+    bundleHoldsB: true,
+    reached: true,
+  },
+  {
+    runtime,
+    label: "SSL_CERT_FILE naming A drops the image's roots (it replaces)",
+    env: { SSL_CERT_FILE: '/m/a/ca.crt' },
+    bundleHoldsB: true,
+    reached: false,
+  },
 ]);
 
 /** This machine lacks CAP_SYS_RESOURCE: podman's default rlimits fail (docs/design.md). */
@@ -63,11 +74,34 @@ for (const row of rows) {
     t.teardown(() => runPodman(['rm', '--force', '--ignore', '--time', '0', name], { expect: 'any' }));
     const env = { ...row.env, ...(row.runtime === 'claude' ? { ANTHROPIC_API_KEY: 'sk-trust' } : { CODEX_HOME: '/sandbox/home/.codex' }) };
     const out = await runPodman(
-      ['run', '--rm', '--name', name, ...ulimits, '--network', server.network, '--add-host', 'api.openai.com:127.0.0.1', '--add-host', 'api.anthropic.com:127.0.0.1',
-        '--user', '1000:1000', '--cap-drop', 'ALL', '-v', `${dir}:/m:ro`, '-v', `${path.join(run, 'home')}:/sandbox/home`,
+      [
+        'run',
+        '--rm',
+        '--name',
+        name,
+        ...ulimits,
+        '--network',
+        server.network,
+        '--add-host',
+        'api.openai.com:127.0.0.1',
+        '--add-host',
+        'api.anthropic.com:127.0.0.1',
+        '--user',
+        '1000:1000',
+        '--cap-drop',
+        'ALL',
+        '-v',
+        `${dir}:/m:ro`,
+        '-v',
+        `${path.join(run, 'home')}:/sandbox/home`,
         ...(row.bundleHoldsB ? ['-v', `${path.join(dir, 'bundle-with-b.crt')}:/etc/ssl/certs/ca-certificates.crt:ro`] : []),
         ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
-        agentsImage, 'timeout', '25', row.runtime, ...agentArgs(row.runtime, 'say done')],
+        agentsImage,
+        'timeout',
+        '25',
+        row.runtime,
+        ...agentArgs(row.runtime, 'say done'),
+      ],
       { expect: 'any', timeoutMs: 90_000 },
     );
     const served = (await server.requests()).filter((r) => r.api === 'responses' || r.api === 'messages');

@@ -32,19 +32,37 @@ t.test('codex without its config switches tries hosts beyond its API; the broker
   t.match(summary.reached, [{ host: 'api.openai.com', port: 443 }], 'it reached its API');
   const refused = summary.refused.map((r: { host: string; rule: string }) => `${r.host} ${r.rule}`).sort();
   t.comment(`refused: ${refused.join(', ')}`);
-  t.ok(refused.includes('github.com not-allowlisted') && refused.includes('api.github.com not-allowlisted'), 'github.com and api.github.com were tried and refused');
+  t.ok(
+    refused.includes('github.com not-allowlisted') && refused.includes('api.github.com not-allowlisted'),
+    'github.com and api.github.com were tried and refused',
+  );
   t.ok(refused.includes('ab.chatgpt.com not-allowlisted'), 'ab.chatgpt.com (analytics) was tried and refused');
 });
 
-t.test('claude without its switches sends telemetry and feature-flag requests to its API host, which the broker cannot tell apart', async (t) => {
-  const s = await realSession(t, { runtime: 'claude', label: 'loud-claude', reach: 'broker', steps: [{ say: 'done' }] });
-  const unset = ['DISABLE_TELEMETRY', 'DISABLE_AUTOUPDATER', 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC'].flatMap((n) => ['-u', n]);
-  const out = await s.run(['run', ...s.launcherFlags, '--agent-bin', '/usr/bin/env', '--', ...unset, 'claude', ...agentArgs('claude', 'say done')]);
-  t.equal(out.exitCode, 0, out.stderr.slice(-2000));
-  const summary = s.ledgerLines().pop().egress.summary;
-  t.same(summary.refused, [], 'nothing refused: everything went to api.anthropic.com');
-  const others = (await s.server.requests()).filter((r) => r.api === 'other').map((r) => `${r.method} ${r.path}`);
-  t.comment(`besides the model: ${others.join(', ')}`);
-  t.ok(others.some((p) => p.startsWith('POST /api/event_logging/')), 'telemetry (event logging) reached the API host');
-  t.ok(others.length >= 2, `${others.length} requests besides the model API`);
-});
+t.test(
+  'claude without its switches sends telemetry and feature-flag requests to its API host, which the broker cannot tell apart',
+  async (t) => {
+    const s = await realSession(t, { runtime: 'claude', label: 'loud-claude', reach: 'broker', steps: [{ say: 'done' }] });
+    const unset = ['DISABLE_TELEMETRY', 'DISABLE_AUTOUPDATER', 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC'].flatMap((n) => ['-u', n]);
+    const out = await s.run([
+      'run',
+      ...s.launcherFlags,
+      '--agent-bin',
+      '/usr/bin/env',
+      '--',
+      ...unset,
+      'claude',
+      ...agentArgs('claude', 'say done'),
+    ]);
+    t.equal(out.exitCode, 0, out.stderr.slice(-2000));
+    const summary = s.ledgerLines().pop().egress.summary;
+    t.same(summary.refused, [], 'nothing refused: everything went to api.anthropic.com');
+    const others = (await s.server.requests()).filter((r) => r.api === 'other').map((r) => `${r.method} ${r.path}`);
+    t.comment(`besides the model: ${others.join(', ')}`);
+    t.ok(
+      others.some((p) => p.startsWith('POST /api/event_logging/')),
+      'telemetry (event logging) reached the API host',
+    );
+    t.ok(others.length >= 2, `${others.length} requests besides the model API`);
+  },
+);

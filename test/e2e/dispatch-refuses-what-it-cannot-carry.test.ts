@@ -16,18 +16,49 @@ import { lines, setup, type Setup } from './fixtures/dispatch-setup.js';
 async function rawDispatch(s: Setup, offer: Record<string, unknown>, payload: Buffer) {
   const known = path.join(s.dir, 'known_hosts');
   await writeFile(known, `[127.0.0.1]:${s.sshd.port} ${s.sshd.hostKey}\n`);
-  const request = { version: 1, nodeMachineId: s.sshd.machineId, runtime: 'codex', workspaceId: s.id, limits: { memory: '1g', memorySwap: '1g', pids: 256, cpus: 1, cpuShares: 512, disk: '1g', timeout: '10m' }, image: 'localhost/agent-sandbox-agents:latest', agentBin: 'true', agentArgs: [], work: offer };
-  const out = await execa('ssh', ['-F', '/dev/null', '-o', 'BatchMode=yes', '-o', `UserKnownHostsFile=${known}`, '-o', 'IdentitiesOnly=yes', '-i', s.sshd.clientKey, '-p', String(s.sshd.port), 'root@127.0.0.1'], {
-    input: Buffer.concat([Buffer.from(`${JSON.stringify(request)}\n`), payload]),
-    reject: false,
-    timeout: 60_000,
-  });
+  const request = {
+    version: 1,
+    nodeMachineId: s.sshd.machineId,
+    runtime: 'codex',
+    workspaceId: s.id,
+    limits: { memory: '1g', memorySwap: '1g', pids: 256, cpus: 1, cpuShares: 512, disk: '1g', timeout: '10m' },
+    image: 'localhost/agent-sandbox-agents:latest',
+    agentBin: 'true',
+    agentArgs: [],
+    work: offer,
+  };
+  const out = await execa(
+    'ssh',
+    [
+      '-F',
+      '/dev/null',
+      '-o',
+      'BatchMode=yes',
+      '-o',
+      `UserKnownHostsFile=${known}`,
+      '-o',
+      'IdentitiesOnly=yes',
+      '-i',
+      s.sshd.clientKey,
+      '-p',
+      String(s.sshd.port),
+      'root@127.0.0.1',
+    ],
+    {
+      input: Buffer.concat([Buffer.from(`${JSON.stringify(request)}\n`), payload]),
+      reject: false,
+      timeout: 60_000,
+    },
+  );
   return { exitCode: out.exitCode, stderr: String(out.stderr) };
 }
 
 async function snapshot(dir: string | undefined): Promise<string> {
   if (!dir) return 'no mirror';
-  const files = String((await execa('find', [dir, '-printf', '%P %s %T@\n'])).stdout).split('\n').sort().join('\n');
+  const files = String((await execa('find', [dir, '-printf', '%P %s %T@\n'])).stdout)
+    .split('\n')
+    .sort()
+    .join('\n');
   return `${files}\n${await git(dir, 'for-each-ref')}`;
 }
 
@@ -37,7 +68,14 @@ t.test('malformed, altered, truncated, oversized and over-reaching bundles are r
   const before = await snapshot(s.mirrorDir());
   const branch = `refs/heads/agent/${s.id}`;
   const tip = await git(s.repo, 'rev-parse', branch);
-  const offer = (bytes: Buffer, extra: Record<string, unknown> = {}) => ({ branch, tip, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), mirror: path.basename(s.mirrorDir()!, '.git'), ...extra });
+  const offer = (bytes: Buffer, extra: Record<string, unknown> = {}) => ({
+    branch,
+    tip,
+    bytes: bytes.length,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    mirror: path.basename(s.mirrorDir()!, '.git'),
+    ...extra,
+  });
   const good = path.join(s.dir, 'good.bundle');
   await git(s.repo, 'bundle', 'create', '-q', good, branch);
   const goodBytes = readFileSync(good);
@@ -45,14 +83,39 @@ t.test('malformed, altered, truncated, oversized and over-reaching bundles are r
   const twoRefs = path.join(s.dir, 'two.bundle');
   await git(s.repo, 'bundle', 'create', '-q', twoRefs, branch, 'other-branch');
   const header = goodBytes.subarray(0, goodBytes.indexOf('PACK'));
-  const brokenPack = Buffer.concat([header, Buffer.from('PACK'), Buffer.from([0, 0, 0, 2, 0, 0, 0, 9]), Buffer.from('garbage-garbage-garbage')]);
+  const brokenPack = Buffer.concat([
+    header,
+    Buffer.from('PACK'),
+    Buffer.from([0, 0, 0, 2, 0, 0, 0, 9]),
+    Buffer.from('garbage-garbage-garbage'),
+  ]);
   const cases: [string, Record<string, unknown>, Buffer, RegExp][] = [
     ['junk', offer(Buffer.from('not a bundle at all\n')), Buffer.from('not a bundle at all\n'), /bundle-invalid|not a valid git bundle/],
     ['a valid header over a broken pack', offer(brokenPack), brokenPack, /bundle-invalid|not a valid git bundle|git fetch/],
-    ['altered (sha256 differs)', { ...offer(goodBytes), sha256: '0'.repeat(64) }, goodBytes, /sha256 is [0-9a-f]{64}, the request announced 0{64}/],
-    ['truncated', offer(goodBytes), goodBytes.subarray(0, 100), new RegExp(`announced ${goodBytes.length} bytes and the connection ended after 100`)],
-    ['oversized', { ...offer(goodBytes), bytes: 4 * 1024 ** 3 }, Buffer.alloc(0), /is 4294967296 bytes; this node takes at most 1073741824/],
-    ['another ref besides the branch', offer(readFileSync(twoRefs)), readFileSync(twoRefs), /must hold exactly refs\/heads\/agent\/.* it holds .*other-branch/],
+    [
+      'altered (sha256 differs)',
+      { ...offer(goodBytes), sha256: '0'.repeat(64) },
+      goodBytes,
+      /sha256 is [0-9a-f]{64}, the request announced 0{64}/,
+    ],
+    [
+      'truncated',
+      offer(goodBytes),
+      goodBytes.subarray(0, 100),
+      new RegExp(`announced ${goodBytes.length} bytes and the connection ended after 100`),
+    ],
+    [
+      'oversized',
+      { ...offer(goodBytes), bytes: 4 * 1024 ** 3 },
+      Buffer.alloc(0),
+      /is 4294967296 bytes; this node takes at most 1073741824/,
+    ],
+    [
+      'another ref besides the branch',
+      offer(readFileSync(twoRefs)),
+      readFileSync(twoRefs),
+      /must hold exactly refs\/heads\/agent\/.* it holds .*other-branch/,
+    ],
     ['another tip than announced', offer(goodBytes, { tip: 'f'.repeat(40) }), goodBytes, /must hold exactly .* at f{40}/],
   ];
   for (const [what, o, payload, message] of cases) {
@@ -62,7 +125,11 @@ t.test('malformed, altered, truncated, oversized and over-reaching bundles are r
     t.equal(await snapshot(s.mirrorDir()), before, `${what}: the mirror is untouched`);
   }
   t.equal(cases.length, 7, 'every case ran');
-  t.equal(lines(s.sshd.nodeLedger).filter((l) => l.outcome === 'refused' && l.exitCode === 80).length, 7, 'each refusal is a line in the node ledger');
+  t.equal(
+    lines(s.sshd.nodeLedger).filter((l) => l.outcome === 'refused' && l.exitCode === 80).length,
+    7,
+    'each refusal is a line in the node ledger',
+  );
 });
 
 t.test('a second session on the same workspace is refused (92): here while one runs, and on the node from another client', async (t) => {
@@ -77,8 +144,37 @@ t.test('a second session on the same workspace is refused (92): here while one r
   t.match(second.stderr, /workspace .* is busy/);
   // Another client (its own root and workspace of the same id) reaches the node: the node's lock refuses it.
   const otherRoot = path.join(s.dir, 'other-root');
-  t.equal((await execa(binPath('agent-sandbox'), ['workspace', 'new', s.id, '--repo', s.repo, '--root', otherRoot, '--branch', `other/${s.id}`], { env: s.env, extendEnv: false, reject: false })).exitCode, 0);
-  const fromOther = await execa(binPath('agent-sandbox'), ['run', '--runtime', 'codex', '--workspace', s.id, '--root', otherRoot, '--host', 'node1', '--hosts', s.registry, '--ledger', s.ledger, '--agent-bin', 'true'], { env: s.env, extendEnv: false, reject: false, timeout: 60_000 });
+  t.equal(
+    (
+      await execa(
+        binPath('agent-sandbox'),
+        ['workspace', 'new', s.id, '--repo', s.repo, '--root', otherRoot, '--branch', `other/${s.id}`],
+        { env: s.env, extendEnv: false, reject: false },
+      )
+    ).exitCode,
+    0,
+  );
+  const fromOther = await execa(
+    binPath('agent-sandbox'),
+    [
+      'run',
+      '--runtime',
+      'codex',
+      '--workspace',
+      s.id,
+      '--root',
+      otherRoot,
+      '--host',
+      'node1',
+      '--hosts',
+      s.registry,
+      '--ledger',
+      s.ledger,
+      '--agent-bin',
+      'true',
+    ],
+    { env: s.env, extendEnv: false, reject: false, timeout: 60_000 },
+  );
   t.equal(fromOther.exitCode, 92, String(fromOther.stderr));
   t.match(String(fromOther.stderr), /is busy: session .* started .* on /, "the node's refusal names the running session");
   await writeFile(path.join(nodeWorkspace, '.go'), '');

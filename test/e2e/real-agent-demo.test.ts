@@ -41,32 +41,47 @@ async function leftBehind(t: Test, made: ReturnType<typeof madeBy>) {
   const helper = await execa('pgrep', ['-f', `fake-api.mjs --dir ${made.tmp}`], { reject: false });
   t.equal(helper.exitCode, 1, 'its fake internet helper is gone');
   const slots = '/run/agent-sandbox-fake-internet';
-  const held = existsSync(slots) ? readdirSync(slots).filter((d) => existsSync(`${slots}/${d}/names.json`) && readFileSync(`${slots}/${d}/names.json`, 'utf8').includes(made.netns!)) : [];
+  const held = existsSync(slots)
+    ? readdirSync(slots).filter(
+        (d) => existsSync(`${slots}/${d}/names.json`) && readFileSync(`${slots}/${d}/names.json`, 'utf8').includes(made.netns!),
+      )
+    : [];
   t.same(held, [], 'its fake internet slot is released');
 }
 
 const hostsSha = () => createHash('sha256').update(readFileSync('/etc/hosts')).digest('hex');
 
-t.test('the demo runs a contained real agent through its broker and summarises the edit, the commit, the verdict, the peaks and the egress', async (t) => {
-  const hostsBefore = hostsSha();
-  const out = await execa('bash', [demo, '--runtime', 'codex'], { reject: false, timeout: 180_000, stdin: 'ignore' });
-  t.equal(out.exitCode, 0, out.stderr);
-  t.match(out.stdout, /^codex:$/m);
-  t.match(out.stdout, /edit: +src\/sum\.mjs: return a - b; -> return a \+ b;/, 'the agent’s edit');
-  t.match(out.stdout, /commit: +[0-9a-f]{7,} sum: add instead of subtract \(Scripted Agent\)/, 'the commit');
-  t.match(out.stdout, /ledger: +ran, exited, exit 0; peak \d+ MiB, \d+ pids, [0-9.]+ CPU s; staged token seen by the server on 4\/4 model requests/, 'the verdict and peaks');
-  t.match(
-    out.stdout,
-    /egress: +broker, allowlist api\.openai\.com chatgpt\.com auth\.openai\.com; reached api\.openai\.com:443 \(\d+ connections?, \d+ KB up, \d+ KB down\); refused none$/m,
-    'the egress line: the API host reached by name through the broker, nothing refused',
-  );
-  t.match(out.stderr, /agent-sandbox run --runtime codex --workspace \S+ --image \S+ --ca-file \S+ -- /, 'the session is started with the default egress (no --network)');
-  t.notMatch(out.stderr, /--network/, 'no network namespace of the caller');
-  t.match(out.stdout, /host credential file byte-identical: yes/);
-  t.equal(hostsSha(), hostsBefore, "the host's /etc/hosts is byte-identical");
-  t.notMatch(out.stdout + out.stderr, /sk-demo-canary-/, 'the canary is never printed');
-  await leftBehind(t, madeBy(out.stderr));
-});
+t.test(
+  'the demo runs a contained real agent through its broker and summarises the edit, the commit, the verdict, the peaks and the egress',
+  async (t) => {
+    const hostsBefore = hostsSha();
+    const out = await execa('bash', [demo, '--runtime', 'codex'], { reject: false, timeout: 180_000, stdin: 'ignore' });
+    t.equal(out.exitCode, 0, out.stderr);
+    t.match(out.stdout, /^codex:$/m);
+    t.match(out.stdout, /edit: +src\/sum\.mjs: return a - b; -> return a \+ b;/, 'the agent’s edit');
+    t.match(out.stdout, /commit: +[0-9a-f]{7,} sum: add instead of subtract \(Scripted Agent\)/, 'the commit');
+    t.match(
+      out.stdout,
+      /ledger: +ran, exited, exit 0; peak \d+ MiB, \d+ pids, [0-9.]+ CPU s; staged token seen by the server on 4\/4 model requests/,
+      'the verdict and peaks',
+    );
+    t.match(
+      out.stdout,
+      /egress: +broker, allowlist api\.openai\.com chatgpt\.com auth\.openai\.com; reached api\.openai\.com:443 \(\d+ connections?, \d+ KB up, \d+ KB down\); refused none$/m,
+      'the egress line: the API host reached by name through the broker, nothing refused',
+    );
+    t.match(
+      out.stderr,
+      /agent-sandbox run --runtime codex --workspace \S+ --image \S+ --ca-file \S+ -- /,
+      'the session is started with the default egress (no --network)',
+    );
+    t.notMatch(out.stderr, /--network/, 'no network namespace of the caller');
+    t.match(out.stdout, /host credential file byte-identical: yes/);
+    t.equal(hostsSha(), hostsBefore, "the host's /etc/hosts is byte-identical");
+    t.notMatch(out.stdout + out.stderr, /sk-demo-canary-/, 'the canary is never printed');
+    await leftBehind(t, madeBy(out.stderr));
+  },
+);
 
 t.test('interrupted mid-session, the demo still removes everything it made', async (t) => {
   const child = execa('bash', [demo, '--runtime', 'claude'], { reject: false, timeout: 180_000, stdin: 'ignore', detached: true });

@@ -33,7 +33,9 @@ function expiredTokenSession(t: Test, newAccess: string) {
     // Step 0 runs after codex refreshed (the refresh precedes its first model request): the agent
     // reports whether its own auth.json now holds the refreshed token, into the workspace.
     steps: [
-      { exec: `grep -c ${refreshedRefreshToken} "$HOME/.codex/auth.json" > refresh-evidence.txt; stat -c '%U %a %s' "$HOME/.codex/auth.json" >> refresh-evidence.txt` },
+      {
+        exec: `grep -c ${refreshedRefreshToken} "$HOME/.codex/auth.json" > refresh-evidence.txt; stat -c '%U %a %s' "$HOME/.codex/auth.json" >> refresh-evidence.txt`,
+      },
       { say: 'done' },
     ],
     credential: (canary) => ({
@@ -54,7 +56,14 @@ t.test('codex refreshes an expired token inside the container; the rewrite stays
   const s = await expiredTokenSession(t, newAccess);
   // codex reads its refresh URL from this variable; it travels as an argument of `env` inside
   // the container (the agent's own argv), so nothing on the host or in the launcher changes.
-  const refreshed = ['--agent-bin', '/usr/bin/env', '--', `CODEX_REFRESH_TOKEN_URL_OVERRIDE=${s.server.url}/oauth/token`, 'codex', ...agentArgs('codex', 'report the token state')];
+  const refreshed = [
+    '--agent-bin',
+    '/usr/bin/env',
+    '--',
+    `CODEX_REFRESH_TOKEN_URL_OVERRIDE=${s.server.url}/oauth/token`,
+    'codex',
+    ...agentArgs('codex', 'report the token state'),
+  ];
 
   // Without the override, cred-stage refuses the expired token before anything starts.
   const refused = await s.run(['run', ...s.launcherFlags, ...refreshed]);
@@ -69,12 +78,19 @@ t.test('codex refreshes an expired token inside the container; the rewrite stays
   const refresh = requests.filter((r) => r.api === 'refresh');
   t.equal(refresh.length, 1, 'codex refreshed once, at the server');
   const responses = requests.filter((r) => r.api === 'responses');
-  t.same(responses.map((r) => r.step), [0, 1], 'then ran both steps');
-  t.ok(responses.every((r) => r.tokenMatched === true), 'presenting the refreshed access token');
+  t.same(
+    responses.map((r) => r.step),
+    [0, 1],
+    'then ran both steps',
+  );
+  t.ok(
+    responses.every((r) => r.tokenMatched === true),
+    'presenting the refreshed access token',
+  );
   t.ok(requests.indexOf(refresh[0]!) < requests.indexOf(responses[0]!), 'the refresh came before the first model request');
 
   const evidence = readFileSync(path.join(s.workspace, 'refresh-evidence.txt'), 'utf8').split('\n');
-  t.equal(evidence[0], '1', "inside the container, codex rewrote its auth.json with the refreshed token");
+  t.equal(evidence[0], '1', 'inside the container, codex rewrote its auth.json with the refreshed token');
   t.match(evidence[1], /^agent 600 \d+$/, 'the rewritten copy is the agent-owned 0600 copy in the container HOME');
 
   t.equal(s.credential.sha256(), s.credential.sha256Before, 'the host credential file is byte-identical');
@@ -85,7 +101,11 @@ t.test('codex refreshes an expired token inside the container; the rewrite stays
   const [refusedLine, ranLine] = s.ledgerLines();
   t.match(refusedLine, { outcome: 'refused', reason: 'expiring', exitCode: 85 }, 'the ledger records the refusal');
   t.notOk(refusedLine.evidence?.expiryOverride, 'without the flag no override is recorded');
-  t.match(ranLine, { outcome: 'ran', exitCode: 0, evidence: { expiryOverride: true } }, 'the ledger records that the expiry override was used');
+  t.match(
+    ranLine,
+    { outcome: 'ran', exitCode: 0, evidence: { expiryOverride: true } },
+    'the ledger records that the expiry override was used',
+  );
   t.ok(ranLine.peak.memoryBytes > 0 && ranLine.peak.pids > 0, 'with the peaks');
   for (const text of [out.stdout, out.stderr, refused.stderr, readFileSync(s.ledger, 'utf8')]) {
     t.notOk(text.includes(s.canary), 'the canary (the staged refresh token) is in no output and not in the ledger');

@@ -15,7 +15,15 @@ import { validateDocument } from '@agent-sandbox/shared';
 import { runPodman } from '@agent-sandbox/shared/podman';
 import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
 import type { FakeInternet } from '@agent-sandbox/testkit';
-import { agentArgs, demoSteps, ensureAgentsImage, hostGit, measuredLimitFlags, realSession, type RealRuntime } from './fixtures/real-agent-session.js';
+import {
+  agentArgs,
+  demoSteps,
+  ensureAgentsImage,
+  hostGit,
+  measuredLimitFlags,
+  realSession,
+  type RealRuntime,
+} from './fixtures/real-agent-session.js';
 
 t.before(ensureAgentsImage);
 
@@ -44,20 +52,33 @@ type Session = Awaited<ReturnType<typeof realSession>>;
 function checkContainerEnv(t: Test, row: Row, inspect: any): void {
   t.ok(inspect, 'podman inspect was read while the session ran');
   t.equal(inspect?.HostConfig?.NetworkMode, 'none', 'the container has no network of its own');
-  const env = new Map<string, string>((inspect?.Config?.Env ?? []).map((e: string) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+  const env = new Map<string, string>(
+    (inspect?.Config?.Env ?? []).map((e: string) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]),
+  );
   t.equal(env.get('HTTPS_PROXY'), 'http://127.0.0.1:3128', 'the agent is pointed at the relay');
   t.equal(env.get('NODE_EXTRA_CA_CERTS'), '/run/sandbox-ca/ca.pem', 'node programs are given the CA copy');
   t.equal(env.get('CODEX_CA_CERTIFICATE'), '/run/sandbox-ca/ca.pem', 'codex is given the CA copy');
   t.notOk(env.has('SSL_CERT_FILE'), 'SSL_CERT_FILE is not set (it would replace the system roots)');
-  if (row.runtime === 'claude') t.equal(env.get('ANTHROPIC_BASE_URL'), 'https://api.anthropic.com', 'ANTHROPIC_BASE_URL names the real API host');
+  if (row.runtime === 'claude')
+    t.equal(env.get('ANTHROPIC_BASE_URL'), 'https://api.anthropic.com', 'ANTHROPIC_BASE_URL names the real API host');
 }
 
 /** The model server answered every step once, addressed by the real name, with the staged canary; nothing else reached it. */
 async function checkModelRequests(t: Test, row: Row, s: Session): Promise<void> {
   const requests = (await s.server.requests()).filter((r) => r.api === row.api && !r.side);
-  t.same(requests.map((r) => r.step), demoSteps.map((_, i) => i), 'the server answered every scripted step once, in order');
-  t.ok(requests.every((r) => r.host === row.host), `every model request carried Host: ${row.host}`);
-  t.ok(requests.every((r) => r.tokenMatched === true), 'the bearer token the agent presented is the staged canary');
+  t.same(
+    requests.map((r) => r.step),
+    demoSteps.map((_, i) => i),
+    'the server answered every scripted step once, in order',
+  );
+  t.ok(
+    requests.every((r) => r.host === row.host),
+    `every model request carried Host: ${row.host}`,
+  );
+  t.ok(
+    requests.every((r) => r.tokenMatched === true),
+    'the bearer token the agent presented is the staged canary',
+  );
   const others = (await s.server.requests()).filter((r) => r.api === 'other');
   t.same(others, [], 'no request but the model API reached the server (no telemetry, feature flags or registry: the switches are on)');
 }
@@ -70,11 +91,29 @@ function checkEgressLine(t: Test, row: Row, line: any, fi: FakeInternet): void {
   t.equal(summary.reached.length, 1, `one host reached: ${JSON.stringify(summary.reached)}`);
   t.match(summary.reached[0], { host: row.host, port: 443 });
   t.ok(summary.reached[0].connections >= 1, `${summary.reached[0].connections} connections to ${row.host}`);
-  t.ok(summary.reached[0].bytesUp > 1000 && summary.reached[0].bytesDown > 1000, `bytes up ${summary.reached[0].bytesUp}, down ${summary.reached[0].bytesDown}`);
+  t.ok(
+    summary.reached[0].bytesUp > 1000 && summary.reached[0].bytesDown > 1000,
+    `bytes up ${summary.reached[0].bytesUp}, down ${summary.reached[0].bytesDown}`,
+  );
   t.same(summary.refused, [], 'nothing was refused: the CLI tried no other host');
   t.equal(summary.attempts, summary.reached[0].connections, 'every attempt was a connection to the API host');
-  t.same(line.egress.ca, { file: realpathSync(fi.ca.certFile), certificates: [{ subject: 'CN=agent-sandbox test CA (one run)', sha256: line.egress.ca.certificates[0].sha256, notAfter: line.egress.ca.certificates[0].notAfter }] }, 'the ledger names the CA the agent trusted');
-  t.comment(`${row.runtime}: ${summary.reached[0].connections} connections to ${row.host}, ${summary.reached[0].bytesUp} B up, ${summary.reached[0].bytesDown} B down`);
+  t.same(
+    line.egress.ca,
+    {
+      file: realpathSync(fi.ca.certFile),
+      certificates: [
+        {
+          subject: 'CN=agent-sandbox test CA (one run)',
+          sha256: line.egress.ca.certificates[0].sha256,
+          notAfter: line.egress.ca.certificates[0].notAfter,
+        },
+      ],
+    },
+    'the ledger names the CA the agent trusted',
+  );
+  t.comment(
+    `${row.runtime}: ${summary.reached[0].connections} connections to ${row.host}, ${summary.reached[0].bytesUp} B up, ${summary.reached[0].bytesDown} B down`,
+  );
 }
 
 /**
@@ -82,51 +121,74 @@ function checkEgressLine(t: Test, row: Row, line: any, fi: FakeInternet): void {
  * private one) gave for the name: the broker dials the address it checked.
  */
 function checkBrokerLog(t: Test, row: Row, line: any, modelHost: { v4: string; v6: string }): void {
-  const attempts = readFileSync(line.egress.log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const attempts = readFileSync(line.egress.log, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
   t.equal(attempts.length, line.egress.summary.attempts, 'the log has one line per attempt');
-  t.ok(attempts.every((a) => a.decision === 'allowed' && a.host === row.host && [modelHost.v4, modelHost.v6].includes(a.address)), `every attempt went to ${modelHost.v4} or ${modelHost.v6}`);
+  t.ok(
+    attempts.every((a) => a.decision === 'allowed' && a.host === row.host && [modelHost.v4, modelHost.v6].includes(a.address)),
+    `every attempt went to ${modelHost.v4} or ${modelHost.v6}`,
+  );
 }
 
 for (const row of rows) {
-  t.test(`${row.runtime}: the real CLI reaches ${row.host} by its real name through the session's broker, edits, tests and commits`, async (t) => {
-    const hostsBefore = hostsSha();
-    const s = await realSession(t, { runtime: row.runtime, label: `broker-${row.runtime}`, reach: 'broker' });
-    const fi = s.fakeInternet!;
-    const modelHost = fi.extra[0]!;
-    t.notOk(s.launcherFlags.includes('--network'), 'the session is started with the default egress, no --network');
-    if (row.runtime === 'codex') {
-      const config = readFileSync(path.join(s.home, '.codex', 'config.toml'), 'utf8');
-      t.match(config, /^base_url = "https:\/\/api\.openai\.com\/v1"$/m, "codex's base_url names the real API host");
-      t.notMatch(config, /127\.0\.0\.1|localhost/, 'and nothing on loopback');
-    }
+  t.test(
+    `${row.runtime}: the real CLI reaches ${row.host} by its real name through the session's broker, edits, tests and commits`,
+    async (t) => {
+      const hostsBefore = hostsSha();
+      const s = await realSession(t, { runtime: row.runtime, label: `broker-${row.runtime}`, reach: 'broker' });
+      const fi = s.fakeInternet!;
+      const modelHost = fi.extra[0]!;
+      t.notOk(s.launcherFlags.includes('--network'), 'the session is started with the default egress, no --network');
+      if (row.runtime === 'codex') {
+        const config = readFileSync(path.join(s.home, '.codex', 'config.toml'), 'utf8');
+        t.match(config, /^base_url = "https:\/\/api\.openai\.com\/v1"$/m, "codex's base_url names the real API host");
+        t.notMatch(config, /127\.0\.0\.1|localhost/, 'and nothing on loopback');
+      }
 
-    const running = s.run(['run', ...s.launcherFlags, ...measuredLimitFlags, '--', ...agentArgs(row.runtime)]);
-    const inspect = await inspectWhileRunning(`agent-sandbox-${s.id}`);
-    const out = await running;
-    t.equal(out.exitCode, 0, `the agent exited 0\n${out.stderr.slice(-3000)}`);
-    checkContainerEnv(t, row, inspect);
+      const running = s.run(['run', ...s.launcherFlags, ...measuredLimitFlags, '--', ...agentArgs(row.runtime)]);
+      const inspect = await inspectWhileRunning(`agent-sandbox-${s.id}`);
+      const out = await running;
+      t.equal(out.exitCode, 0, `the agent exited 0\n${out.stderr.slice(-3000)}`);
+      checkContainerEnv(t, row, inspect);
 
-    // The agent's work, from the host.
-    t.match(readFileSync(path.join(s.workspace, 'src/sum.mjs'), 'utf8'), /return a \+ b;/, 'the edit is in the host worktree');
-    const log = await hostGit(s.workspace, ['log', '--format=%s|%an']);
-    t.same(log.split('\n'), ['sum: add instead of subtract|Scripted Agent', 'initial: sum subtracts|Test'], 'the commit is in the host git log');
-    t.equal(await hostGit(s.workspace, ['status', '--porcelain']), '', 'the worktree is clean');
+      // The agent's work, from the host.
+      t.match(readFileSync(path.join(s.workspace, 'src/sum.mjs'), 'utf8'), /return a \+ b;/, 'the edit is in the host worktree');
+      const log = await hostGit(s.workspace, ['log', '--format=%s|%an']);
+      t.same(
+        log.split('\n'),
+        ['sum: add instead of subtract|Scripted Agent', 'initial: sum subtracts|Test'],
+        'the commit is in the host git log',
+      );
+      t.equal(await hostGit(s.workspace, ['status', '--porcelain']), '', 'the worktree is clean');
 
-    await checkModelRequests(t, row, s);
+      await checkModelRequests(t, row, s);
 
-    const line = s.ledgerLines().pop();
-    checkEgressLine(t, row, line, fi);
-    checkBrokerLog(t, row, line, modelHost);
+      const line = s.ledgerLines().pop();
+      checkEgressLine(t, row, line, fi);
+      checkBrokerLog(t, row, line, modelHost);
 
-    // Nothing else in the fake internet was reached, and the host's /etc/hosts is unchanged.
-    t.equal(await fi.connections('api'), 0, "the fake internet's own api.openai.com servers (not in the private /etc/hosts) saw no connection");
-    t.equal(await fi.connections('blocked'), 0, 'blocked.example saw no connection');
-    t.equal(hostsSha(), hostsBefore, 'the real /etc/hosts is byte-identical');
-    for (const [what, text] of [['stdout', out.stdout], ['stderr', out.stderr], ['the ledger', readFileSync(s.ledger, 'utf8')], ['the broker log', readFileSync(line.egress.log, 'utf8')], ['podman inspect', JSON.stringify(inspect)]] as const) {
-      t.notOk(text.includes(s.canary), `the canary is not in ${what}`);
-    }
-    ran++;
-  });
+      // Nothing else in the fake internet was reached, and the host's /etc/hosts is unchanged.
+      t.equal(
+        await fi.connections('api'),
+        0,
+        "the fake internet's own api.openai.com servers (not in the private /etc/hosts) saw no connection",
+      );
+      t.equal(await fi.connections('blocked'), 0, 'blocked.example saw no connection');
+      t.equal(hostsSha(), hostsBefore, 'the real /etc/hosts is byte-identical');
+      for (const [what, text] of [
+        ['stdout', out.stdout],
+        ['stderr', out.stderr],
+        ['the ledger', readFileSync(s.ledger, 'utf8')],
+        ['the broker log', readFileSync(line.egress.log, 'utf8')],
+        ['podman inspect', JSON.stringify(inspect)],
+      ] as const) {
+        t.notOk(text.includes(s.canary), `the canary is not in ${what}`);
+      }
+      ran++;
+    },
+  );
 }
 
 t.test('every runtime row ran', async (t) => {

@@ -11,7 +11,13 @@ import path from 'node:path';
 import { binPath, until } from '@agent-sandbox/testkit';
 import { launcher, remote } from './fixtures/ssh-node.js';
 
-const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
+const lines = (file: string) =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 
 t.test('a full session over real ssh returns the agent exit code and writes a ledger line', async (t) => {
   const r = await remote(t, 'full');
@@ -21,7 +27,14 @@ t.test('a full session over real ssh returns the agent exit code and writes a le
   t.match(r.marker(), /^pid1=tini uid=1000/, 'it ran in a container on the node');
   t.notOk(existsSync(r.hostMarker), 'not on a host');
   const [local] = lines(r.ledger);
-  t.match(local, { host: 'node1', exitCode: 9, outcome: 'ran', reason: 'exited', containment: 'podman-rootful', remote: { via: 'ssh', verdict: 'received' } });
+  t.match(local, {
+    host: 'node1',
+    exitCode: 9,
+    outcome: 'ran',
+    reason: 'exited',
+    containment: 'podman-rootful',
+    remote: { via: 'ssh', verdict: 'received' },
+  });
   const [node] = lines(r.sshd.nodeLedger);
   t.match(node, { sessionId: r.id, exitCode: 9, outcome: 'ran', remote: { machineId: r.sshd.machineId } }, 'the node wrote its own line');
   t.notMatch(readFileSync(r.ledger, 'utf8'), /sk-canary/, 'no secret in the ledger');
@@ -36,17 +49,44 @@ t.test("a dispatched session is listed, entered and stopped through the node's f
   await until('the dispatched agent runs', () => existsSync(running), 90_000);
   const ps = await launcher(r, ['ps', '--host', 'node1', '--hosts', r.registry, '--json']);
   t.equal(ps.exitCode, 0, ps.stderr);
-  const listed = ps.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const listed = ps.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   t.match(listed, [{ workspace: r.id, runtime: 'codex' }], "the node's running session, as its receiver read it");
-  t.equal((await launcher(r, ['ps', '--root', path.join(r.dir, 'nothing-here'), '--json'])).stdout, '', 'locally (the control): no session runs here');
-  const shell = await execa(binPath('agent-sandbox'), ['shell', r.id, '--host', 'node1', '--hosts', r.registry, '--', 'sh', '-c', 'id -u; cat; exit 5'], { env: r.env, extendEnv: false, reject: false, timeout: 120_000, input: 'from the client\n' });
-  t.same({ exitCode: shell.exitCode, stdout: shell.stdout }, { exitCode: 5, stdout: '1000\nfrom the client' }, "shell --host: the command ran in the node's session as the agent, read the client's stdin, and its status came back");
+  t.equal(
+    (await launcher(r, ['ps', '--root', path.join(r.dir, 'nothing-here'), '--json'])).stdout,
+    '',
+    'locally (the control): no session runs here',
+  );
+  const shell = await execa(
+    binPath('agent-sandbox'),
+    ['shell', r.id, '--host', 'node1', '--hosts', r.registry, '--', 'sh', '-c', 'id -u; cat; exit 5'],
+    { env: r.env, extendEnv: false, reject: false, timeout: 120_000, input: 'from the client\n' },
+  );
+  t.same(
+    { exitCode: shell.exitCode, stdout: shell.stdout },
+    { exitCode: 5, stdout: '1000\nfrom the client' },
+    "shell --host: the command ran in the node's session as the agent, read the client's stdin, and its status came back",
+  );
   const stop = await launcher(r, ['stop', r.id, '--host', 'node1', '--hosts', r.registry, '--grace', '1', '--json']);
   t.equal(stop.exitCode, 0, stop.stderr);
-  t.match(JSON.parse(stop.stdout), { ok: true, workspace: r.id, grace: 1, verdict: { reason: 'stopped' } }, "the node's stop document: its launcher ended it, stopped");
+  t.match(
+    JSON.parse(stop.stdout),
+    { ok: true, workspace: r.id, grace: 1, verdict: { reason: 'stopped' } },
+    "the node's stop document: its launcher ended it, stopped",
+  );
   const ended = await session;
-  t.match(lines(r.ledger)[0], { reason: 'stopped', remote: { via: 'ssh', verdict: 'received' } }, "the dispatching side's line: stopped, the node's verdict received");
-  t.match(lines(r.sshd.nodeLedger)[0], { shells: { named: [{ command: ['sh', '-c', 'id -u; cat; exit 5'] }] } }, "the node's line records the shell");
+  t.match(
+    lines(r.ledger)[0],
+    { reason: 'stopped', remote: { via: 'ssh', verdict: 'received' } },
+    "the dispatching side's line: stopped, the node's verdict received",
+  );
+  t.match(
+    lines(r.sshd.nodeLedger)[0],
+    { shells: { named: [{ command: ['sh', '-c', 'id -u; cat; exit 5'] }] } },
+    "the node's line records the shell",
+  );
   t.not(ended.exitCode, 0, `the dispatched run ended with the agent's status (${ended.exitCode})`);
   const again = await launcher(r, ['stop', r.id, '--host', 'node1', '--hosts', r.registry]);
   t.equal(again.exitCode, 93, `a second stop: the node's 93 carried back (${again.stderr})`);
@@ -70,7 +110,25 @@ t.test('the dispatch key gets no shell: a command asked for is ignored and the r
   await writeFile(known, `[127.0.0.1]:${r.sshd.port} ${r.sshd.hostKey}\n`);
   const out = await execa(
     'ssh',
-    ['-F', '/dev/null', '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=yes', '-o', `UserKnownHostsFile=${known}`, '-o', 'IdentitiesOnly=yes', '-i', r.sshd.clientKey, '-p', String(r.sshd.port), 'root@127.0.0.1', 'echo', 'pwned-$((6*7))'],
+    [
+      '-F',
+      '/dev/null',
+      '-o',
+      'BatchMode=yes',
+      '-o',
+      'StrictHostKeyChecking=yes',
+      '-o',
+      `UserKnownHostsFile=${known}`,
+      '-o',
+      'IdentitiesOnly=yes',
+      '-i',
+      r.sshd.clientKey,
+      '-p',
+      String(r.sshd.port),
+      'root@127.0.0.1',
+      'echo',
+      'pwned-$((6*7))',
+    ],
     { input: 'id\n', reject: false, timeout: 30_000 },
   );
   t.equal(out.exitCode, 80, out.stderr);
@@ -98,7 +156,13 @@ t.test('a dead sshd is unreachable (81)', async (t) => {
 });
 
 t.test('a host key that does not match the pinned one fails before the remote side starts (81)', async (t) => {
-  const r = await remote(t, 'badkey', (s) => ({ ...s.registryEntry(), ssh: { ...(s.registryEntry().ssh as object), hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBadBadBadBadBadBadBadBadBadBadBadBadBadBadBadBa' } }));
+  const r = await remote(t, 'badkey', (s) => ({
+    ...s.registryEntry(),
+    ssh: {
+      ...(s.registryEntry().ssh as object),
+      hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBadBadBadBadBadBadBadBadBadBadBadBadBadBadBadBa',
+    },
+  }));
   const out = await launcher(r, ['run', ...r.flags, '--', '0', r.hostMarker]);
   t.equal(out.exitCode, 81, out.stderr);
   t.match(out.stderr, /ssh to node1 failed before the remote side started: .*(Host key verification failed|REMOTE HOST IDENTIFICATION)/);
@@ -119,7 +183,10 @@ for (const [label, flags] of localOnly) {
     const r = await remote(t, `local${localOnlyRows}`);
     const out = await launcher(r, ['run', ...r.flags, ...flags, '--', '0', r.hostMarker]);
     t.equal(out.exitCode, 80, out.stderr);
-    t.match(out.stderr, /--network, --egress, --allow-host, --ca-file, --publish, --cache, --allow-expiring and --git-root apply to sessions on this machine only, not on node1/);
+    t.match(
+      out.stderr,
+      /--network, --egress, --allow-host, --ca-file, --publish, --cache, --allow-expiring and --git-root apply to sessions on this machine only, not on node1/,
+    );
     t.equal(r.marker(), undefined, 'nothing ran');
     t.notMatch(r.sshd.log(), /Accepted publickey/, 'ssh was never used');
     localOnlyRows++;

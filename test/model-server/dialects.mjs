@@ -37,23 +37,52 @@ export function codexProgress(body) {
 /** The output item for a scripted step: a command (exec, or a write as a heredoc) or the final message. */
 export function codexItem(step, n) {
   if (step.exec !== undefined) {
-    return { type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name: 'exec_command', arguments: JSON.stringify({ cmd: step.exec, yield_time_ms: execYieldMs }) };
+    return {
+      type: 'function_call',
+      id: `fc_${n}`,
+      call_id: `call_${n}`,
+      name: 'exec_command',
+      arguments: JSON.stringify({ cmd: step.exec, yield_time_ms: execYieldMs }),
+    };
   }
   if (step.write !== undefined) {
     const cmd = `mkdir -p "$(dirname '${step.write.path}')" && cat > '${step.write.path}' <<'AGENT_EOF'\n${step.write.content}\nAGENT_EOF`;
-    return { type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name: 'exec_command', arguments: JSON.stringify({ cmd, yield_time_ms: execYieldMs }) };
+    return {
+      type: 'function_call',
+      id: `fc_${n}`,
+      call_id: `call_${n}`,
+      name: 'exec_command',
+      arguments: JSON.stringify({ cmd, yield_time_ms: execYieldMs }),
+    };
   }
-  return { type: 'message', role: 'assistant', id: `msg_${n}`, content: [{ type: 'output_text', text: step.say ?? 'done', annotations: [] }] };
+  return {
+    type: 'message',
+    role: 'assistant',
+    id: `msg_${n}`,
+    content: [{ type: 'output_text', text: step.say ?? 'done', annotations: [] }],
+  };
 }
 
 /** An empty write_stdin: wait for more output of the running command, up to execYieldMs. */
 export function codexPoll(session, results) {
-  return { type: 'function_call', id: `fc_poll_${results}`, call_id: `call_poll_${results}`, name: 'write_stdin', arguments: JSON.stringify({ session_id: session, chars: '', yield_time_ms: execYieldMs }) };
+  return {
+    type: 'function_call',
+    id: `fc_poll_${results}`,
+    call_id: `call_poll_${results}`,
+    name: 'write_stdin',
+    arguments: JSON.stringify({ session_id: session, chars: '', yield_time_ms: execYieldMs }),
+  };
 }
 
 /** The Responses stream that answers with one output item. */
 export function codexEvents(n, item) {
-  const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
+  const usage = {
+    input_tokens: 10,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 5,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 15,
+  };
   return [
     ['response.created', { type: 'response.created', response: { id: `resp_${n}` } }],
     ['response.output_item.done', { type: 'response.output_item.done', output_index: 0, item }],
@@ -73,16 +102,32 @@ export function claudeStepIndex(body) {
 
 /** The Messages stream that answers step `n`: a tool call (Bash or Write) or the final text. */
 export function claudeEvents(step, n, model) {
-  const message = { id: `msg_${n}`, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } };
+  const message = {
+    id: `msg_${n}`,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+    usage: { input_tokens: 10, output_tokens: 1 },
+  };
   const events = [['message_start', { type: 'message_start', message }]];
   let stop = 'end_turn';
   if (step.exec !== undefined || step.write !== undefined) {
-    const [name, input] = step.exec !== undefined
-      ? ['Bash', { command: step.exec, description: 'scripted step' }]
-      : ['Write', { file_path: step.write.path, content: step.write.content }];
+    const [name, input] =
+      step.exec !== undefined
+        ? ['Bash', { command: step.exec, description: 'scripted step' }]
+        : ['Write', { file_path: step.write.path, content: step.write.content }];
     events.push(
-      ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: `toolu_${n}`, name, input: {} } }],
-      ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(input) } }],
+      [
+        'content_block_start',
+        { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: `toolu_${n}`, name, input: {} } },
+      ],
+      [
+        'content_block_delta',
+        { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(input) } },
+      ],
       ['content_block_stop', { type: 'content_block_stop', index: 0 }],
     );
     stop = 'tool_use';

@@ -87,15 +87,29 @@ function answerCodex(req, res, body, note) {
   const step = steps[n] ?? { say: 'done' };
   // A poll answers no step: recorded as a side request, like Claude Code's title requests.
   const polling = runningSession !== null;
-  note({ api: 'responses', step: n, ...(polling ? { side: true } : {}), host: req.headers.host ?? null, tokenMatched: tokenMatched(req), kind: polling ? 'poll' : Object.keys(step)[0] });
+  note({
+    api: 'responses',
+    step: n,
+    ...(polling ? { side: true } : {}),
+    host: req.headers.host ?? null,
+    tokenMatched: tokenMatched(req),
+    kind: polling ? 'poll' : Object.keys(step)[0],
+  });
   sse(res, codexEvents(n, polling ? codexPoll(runningSession, results) : codexItem(step, n)));
 }
 
 function answerClaude(req, res, body, note) {
   const main = Array.isArray(body.tools) && body.tools.length > 0;
   const n = main ? claudeStepIndex(body) : -1;
-  const step = main ? steps[n] ?? { say: 'done' } : { say: 'ok' };
-  note({ api: 'messages', step: n, side: !main, host: req.headers.host ?? null, tokenMatched: tokenMatched(req), kind: Object.keys(step)[0] });
+  const step = main ? (steps[n] ?? { say: 'done' }) : { say: 'ok' };
+  note({
+    api: 'messages',
+    step: n,
+    side: !main,
+    host: req.headers.host ?? null,
+    tokenMatched: tokenMatched(req),
+    kind: Object.keys(step)[0],
+  });
   sse(res, claudeEvents(step, n, body.model ?? 'claude-test'));
 }
 
@@ -119,7 +133,14 @@ function handle(req, res) {
       const hidden = text.replace(/("refresh_token"\s*:\s*")([^"]*)(")/g, (_, a, v, b) => `${a}sha256:${sha256(v)}${b}`);
       record({ api: 'refresh', tokenMatched: tokenMatched(req), received: received(req, hidden) });
       res.writeHead(200, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ access_token: refreshTokens.access, refresh_token: refreshTokens.refresh, id_token: refreshTokens.access, expires_in: 3600 }));
+      return res.end(
+        JSON.stringify({
+          access_token: refreshTokens.access,
+          refresh_token: refreshTokens.refresh,
+          id_token: refreshTokens.access,
+          expires_in: 3600,
+        }),
+      );
     }
     note({ api: 'other', method: req.method, path, host: req.headers.host ?? null });
     res.writeHead(404, { 'content-type': 'application/json' });

@@ -34,8 +34,15 @@ async function dmesg(): Promise<string> {
 function peakIsTheContainers(t: Test, attribution: PodmanAttribOutput, insideMax: number): void {
   const peak = attribution.peak.pids;
   const parent = attribution.evidence.cgroup.counters['pids.peak'];
-  t.ok(peak !== null && peak <= 64 && peak >= insideMax - 1, `the ledger's peak (${peak}) is the container's (inside at most ${insideMax}), not the parent's with conmon (${parent})`);
-  t.match(attribution.evidence.cgroup.pidsPeakBasis, /pids\.peak less conmon/, `the basis says what it counts: ${attribution.evidence.cgroup.pidsPeakBasis}`);
+  t.ok(
+    peak !== null && peak <= 64 && peak >= insideMax - 1,
+    `the ledger's peak (${peak}) is the container's (inside at most ${insideMax}), not the parent's with conmon (${parent})`,
+  );
+  t.match(
+    attribution.evidence.cgroup.pidsPeakBasis,
+    /pids\.peak less conmon/,
+    `the basis says what it counts: ${attribution.evidence.cgroup.pidsPeakBasis}`,
+  );
 }
 
 t.test('a fork bomb is held at --pids-limit, the host can still fork during it, and the end is attributed pids-limit', async (t) => {
@@ -58,7 +65,11 @@ t.test('a fork bomb is held at --pids-limit, the host can still fork during it, 
     if (dir) t.equal((await readFile(`${dir}/pids.max`, 'utf8')).trim(), '64', 'pids.max is 64 (host view)');
     // The host forks while the bomb runs; the bomb's count is sampled throughout the forks.
     const { forks, ms, bombMin } = await hostForksDuringBomb(dir);
-    t.equal(forks.filter((f, i) => f.exitCode === 0 && f.stdout === `host-fork-${i}`).length, 20, `20 host processes forked and exited 0 during the bomb (${ms} ms)`);
+    t.equal(
+      forks.filter((f, i) => f.exitCode === 0 && f.stdout === `host-fork-${i}`).length,
+      20,
+      `20 host processes forked and exited 0 during the bomb (${ms} ms)`,
+    );
     if (dir) t.ok(bombMin >= 60, `the bomb stayed at its ceiling while the host forked (pids.current never below ${bombMin})`);
   } finally {
     // Whatever happened above, the bomb ends (its container would otherwise wait for the timeout).
@@ -68,15 +79,31 @@ t.test('a fork bomb is held at --pids-limit, the host can still fork during it, 
   const { out, attribution } = await session.done;
   made.push(out.name);
   t.equal(out.exitCode, 0, 'the container ends normally (nothing is killed by a pids limit)');
-  const seen = [...out.stdout.matchAll(/^sample current=(\d+) events=(\d+)$/gm)].map((m) => ({ current: Number(m[1]), events: Number(m[2]) }));
+  const seen = [...out.stdout.matchAll(/^sample current=(\d+) events=(\d+)$/gm)].map((m) => ({
+    current: Number(m[1]),
+    events: Number(m[2]),
+  }));
   t.equal(seen.length, samples, 'the sampler inside kept running at the ceiling');
-  t.ok(seen.every((s) => s.current <= 64), `inside, pids.current never exceeded 64 (max seen ${Math.max(...seen.map((s) => s.current))})`);
+  t.ok(
+    seen.every((s) => s.current <= 64),
+    `inside, pids.current never exceeded 64 (max seen ${Math.max(...seen.map((s) => s.current))})`,
+  );
   t.ok(Math.max(...seen.map((s) => s.events)) > 0, 'inside, pids.events counts rejected forks');
   t.match(out.stdout, /^max=64$/m, 'inside, pids.max is 64');
   peakIsTheContainers(t, attribution, Math.max(...seen.map((s) => s.current)));
   t.equal(attribution.reason, 'pids-limit', `attributed pids-limit: ${attribution.evidence.basis}`);
-  t.match(attribution.evidence.basis, /^kernel log: cgroup: fork rejected by pids controller/, "as root the kernel log, read first, names the session's cgroup", { skip: kernelLog });
-  t.match(await dmesg(), new RegExp(`fork rejected by pids controller in ${escape(attribution.evidence.kernelLog.match)}/libpod-[0-9a-f]{64}`), 'the kernel log names the container cgroup', { skip: kernelLog });
+  t.match(
+    attribution.evidence.basis,
+    /^kernel log: cgroup: fork rejected by pids controller/,
+    "as root the kernel log, read first, names the session's cgroup",
+    { skip: kernelLog },
+  );
+  t.match(
+    await dmesg(),
+    new RegExp(`fork rejected by pids controller in ${escape(attribution.evidence.kernelLog.match)}/libpod-[0-9a-f]{64}`),
+    'the kernel log names the container cgroup',
+    { skip: kernelLog },
+  );
 });
 
 t.test('a memory bomb is killed with exit 137 at --memory and attributed oom-killed', async (t) => {
@@ -87,16 +114,31 @@ t.test('a memory bomb is killed with exit 137 at --memory and attributed oom-kil
   t.equal(out.exitCode, 137, 'SIGKILL by the OOM killer');
   t.match(out.stdout, `limit=${32 * 1024 * 1024} swap=0`, 'inside, memory is 32m and no swap beyond it (no swap escape)');
   t.equal(attribution.reason, 'oom-killed', `attributed oom-killed: ${attribution.evidence.basis}`);
-  t.match(attribution.evidence.basis, /^kernel log: oom-kill:/, "as root the kernel log, read first, names the session's cgroup", { skip: kernelLog });
+  t.match(attribution.evidence.basis, /^kernel log: oom-kill:/, "as root the kernel log, read first, names the session's cgroup", {
+    skip: kernelLog,
+  });
   const peak = attribution.peak.memoryBytes ?? 0;
   t.ok(peak <= 40 * 1024 * 1024 && peak >= 30 * 1024 * 1024, `the parent's peak (${peak} bytes) is at the 32m limit`);
-  if (v2) t.ok((attribution.evidence.cgroup.counters['memory.events:oom_kill'] ?? 0) >= 1, "the parent's memory.events counts the kill (v2: its descendants' events)");
-  t.match(await dmesg(), new RegExp(`oom_memcg=${escape(attribution.evidence.kernelLog.match)}/libpod-[0-9a-f]{64}.*task=tail`), 'the kernel log names the container cgroup and the bomb', { skip: kernelLog });
+  if (v2)
+    t.ok(
+      (attribution.evidence.cgroup.counters['memory.events:oom_kill'] ?? 0) >= 1,
+      "the parent's memory.events counts the kill (v2: its descendants' events)",
+    );
+  t.match(
+    await dmesg(),
+    new RegExp(`oom_memcg=${escape(attribution.evidence.kernelLog.match)}/libpod-[0-9a-f]{64}.*task=tail`),
+    'the kernel log names the container cgroup and the bomb',
+    { skip: kernelLog },
+  );
 });
 
 t.test('--memory 256m --pids 64 --cpus 1.5 are the limits inside: memory.max, pids.max and the CPU quota', async (t) => {
   const script = `${memoryLimitScript}; read p < ${files.pidsMax}; echo "pids=$p"; ${cpuQuotaScript}; echo "quota=$quota period=$period"`;
-  const out = await runScript(t, 'limits', script, { image: debian, command: ['bash', '-c', script], limits: { memory: '256m', memorySwap: '256m', pids: 64, cpus: 1.5, cpuShares: 256 } });
+  const out = await runScript(t, 'limits', script, {
+    image: debian,
+    command: ['bash', '-c', script],
+    limits: { memory: '256m', memorySwap: '256m', pids: 64, cpus: 1.5, cpuShares: 256 },
+  });
   made.push(out.name);
   t.equal(out.exitCode, 0, out.stderr);
   t.match(out.stdout, /^limit=268435456 swap=0$/m, 'memory limit 268435456 bytes, no swap beyond it');
@@ -119,9 +161,14 @@ t.test('a CPU burner is held to --cpus 0.5 (cgroup CPU usage over 3 s, with slac
     'exit 0',
   ].join('\n');
   const hostBefore: { usage?: number; at?: bigint } = {};
-  const running = runScript(t, 'cpuburn', script, { image: debian, command: ['bash', '-c', script], cgroupParent: parent.arg, limits: { memory: '64m', memorySwap: '64m', pids: 64, cpus: 0.5, cpuShares: 256 } });
+  const running = runScript(t, 'cpuburn', script, {
+    image: debian,
+    command: ['bash', '-c', script],
+    cgroupParent: parent.arg,
+    limits: { memory: '64m', memorySwap: '64m', pids: 64, cpus: 0.5, cpuShares: 256 },
+  });
   let dir: string | undefined;
-  for (const deadline = Date.now() + 600_000; Date.now() < deadline && !dir; ) {
+  for (const deadline = Date.now() + 600_000; Date.now() < deadline && !dir;) {
     dir = await containerCgroupDir(parent.dir(cpuController));
     if (!dir) await sleep(100);
   }
@@ -157,7 +204,8 @@ t.test('every container is gone afterwards', async (t) => {
   t.equal(made.length, 4, 'four ceiling containers ran');
   const ps = await runPodman(['ps', '-a', '--format', '{{.Names}}']);
   for (const name of made) t.notOk(ps.stdout.split('\n').includes(name), `${name} is gone`);
-  for (const name of made) t.equal((await runPodman(['container', 'exists', name], { expect: 'any' })).exitCode, 1, `podman says ${name} does not exist`);
+  for (const name of made)
+    t.equal((await runPodman(['container', 'exists', name], { expect: 'any' })).exitCode, 1, `podman says ${name} does not exist`);
 });
 
 function escape(text: string): string {

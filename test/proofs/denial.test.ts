@@ -18,7 +18,10 @@ const s = await makeSession(t);
 // it can write) and in the host user's home, and a host process ----
 // A run killed before its teardown may have left its canaries; they are this suite's own names.
 const rootDir = process.geteuid?.() === 0 ? '/' : tmpdir();
-for (const [dir, prefix] of [[rootDir, 'astest-hostroot-'], [homedir(), '.astest-hosthome-']] as const) {
+for (const [dir, prefix] of [
+  [rootDir, 'astest-hostroot-'],
+  [homedir(), '.astest-hosthome-'],
+] as const) {
   for (const f of readdirSync(dir).filter((n) => n.startsWith(prefix))) rmSync(`${dir === '/' ? '' : dir}/${f}`, { force: true });
 }
 const hex = randomBytes(6).toString('hex');
@@ -71,11 +74,22 @@ for (const { image, label, secret } of images) {
     t.equal(table.get('/sandbox/home')?.root, s.home);
     if (secret) t.equal(table.get('/sandbox-secrets/codex/auth.json')?.root, s.secret);
     // Every mount from the host's own filesystems is one of ours or podman's per-container files.
-    const hostDevs = new Set(['/', '/tmp', '/run', '/var/lib/containers'].map((p) => { try { const st = statSync(p); return `${Math.floor(st.dev / 256)}:${st.dev % 256}`; } catch { return ''; } }));
+    const hostDevs = new Set(
+      ['/', '/tmp', '/run', '/var/lib/containers'].map((p) => {
+        try {
+          const st = statSync(p);
+          return `${Math.floor(st.dev / 256)}:${st.dev % 256}`;
+        } catch {
+          return '';
+        }
+      }),
+    );
     const allowedRoots = [s.workspace, s.home, s.secret];
     for (const [point, m] of table) {
-      if (!hostDevs.has(m.devno) || ['overlay', 'tmpfs', 'proc', 'sysfs', 'cgroup', 'cgroup2', 'devpts', 'mqueue'].includes(m.fstype)) continue;
-      const podmanFile = /^\/(var\/)?run\/containers\/storage\/overlay-containers\/[0-9a-f]{64}\/userdata\/(hosts|hostname|resolv\.conf)$/.test(m.root);
+      if (!hostDevs.has(m.devno) || ['overlay', 'tmpfs', 'proc', 'sysfs', 'cgroup', 'cgroup2', 'devpts', 'mqueue'].includes(m.fstype))
+        continue;
+      const podmanFile =
+        /^\/(var\/)?run\/containers\/storage\/overlay-containers\/[0-9a-f]{64}\/userdata\/(hosts|hostname|resolv\.conf)$/.test(m.root);
       t.ok(allowedRoots.includes(m.root) || podmanFile, `${point} comes from ${m.root}, an allowed host path`);
     }
     imagesRan += 1;
@@ -112,11 +126,11 @@ t.test("no other session's workspace or home is visible", async (t) => {
   ].join('; ');
   const out = await runScript(t, 'others', script, { mounts: sessionMounts(s) });
   t.equal(out.exitCode, 0, out.stderr);
-  t.match(out.stdout, /^workspaces=s1 $/m, 'only this session\'s workspace is under /sandbox/workspaces');
-  t.match(out.stdout, /^homes=$/m, 'the home is this session\'s own (empty) home');
+  t.match(out.stdout, /^workspaces=s1 $/m, "only this session's workspace is under /sandbox/workspaces");
+  t.match(out.stdout, /^homes=$/m, "the home is this session's own (empty) home");
   t.match(out.stdout, /^grep-done$/m);
-  t.notMatch(out.stdout.split('grep-done')[0] ?? '', /\//, 'no file inside holds the other session\'s canary');
-  t.match(out.stdout, /^0$/m, 'neither the other session\'s directories nor the whole root are mounted');
+  t.notMatch(out.stdout.split('grep-done')[0] ?? '', /\//, "no file inside holds the other session's canary");
+  t.match(out.stdout, /^0$/m, "neither the other session's directories nor the whole root are mounted");
 });
 
 t.test("the host's root, its home and podman's socket are not reachable", async (t) => {
@@ -132,10 +146,18 @@ t.test("the host's root, its home and podman's socket are not reachable", async 
   const out = await runScript(t, 'host', script, { mounts: sessionMounts(s) });
   t.equal(out.exitCode, 0, out.stderr);
   t.match(out.stdout, /^done$/m);
-  for (const p of [hostRootCanary, hostHomeCanary, '/run/podman/podman.sock', '/var/run/docker.sock', '/run/user', '/var/lib/containers', '/run/containers']) {
+  for (const p of [
+    hostRootCanary,
+    hostHomeCanary,
+    '/run/podman/podman.sock',
+    '/var/run/docker.sock',
+    '/run/user',
+    '/var/lib/containers',
+    '/run/containers',
+  ]) {
     t.match(out.stdout, new RegExp(`^absent ${p}$`, 'm'), `${p} is not there`);
   }
-  t.notMatch(out.stdout, /^socket /m, 'no unix socket exists anywhere in the container\'s filesystem');
+  t.notMatch(out.stdout, /^socket /m, "no unix socket exists anywhere in the container's filesystem");
   t.notMatch(out.stdout, /^canary-in /m, 'no file inside holds a host canary');
   t.match(out.stdout, /^inside=1$/m, 'control: a marked process inside the container is found by the same search');
   t.match(out.stdout, /^0$/m, 'the marked host process is not visible');
@@ -145,9 +167,19 @@ t.test("the host's root, its home and podman's socket are not reachable", async 
 
 t.test('writes outside the workspace and home fail; inside they succeed and reach the host as uid 1000', async (t) => {
   const denied = [
-    '/astest-w', '/etc/astest-w', '/usr/astest-w', '/bin/astest-w', '/sandbox/astest-w', '/sandbox/workspaces/astest-w',
-    '/sandbox/workspaces/s2', '/sandbox-secrets/astest-w', '/sandbox-secrets/codex/astest-w', '/sys/fs/cgroup/astest-w',
-    '/proc/sys/kernel/hostname', '/proc/sysrq-trigger', '/dev/astest-w',
+    '/astest-w',
+    '/etc/astest-w',
+    '/usr/astest-w',
+    '/bin/astest-w',
+    '/sandbox/astest-w',
+    '/sandbox/workspaces/astest-w',
+    '/sandbox/workspaces/s2',
+    '/sandbox-secrets/astest-w',
+    '/sandbox-secrets/codex/astest-w',
+    '/sys/fs/cgroup/astest-w',
+    '/proc/sys/kernel/hostname',
+    '/proc/sysrq-trigger',
+    '/dev/astest-w',
   ];
   const allowed = ['/sandbox/workspaces/s1/astest-w', '/sandbox/home/astest-w'];
   const tryWrite = (p: string) => `if (echo written-${hex} > ${p}) 2>/dev/null; then echo "ok ${p}"; else echo "denied ${p}"; fi`;
@@ -168,4 +200,3 @@ t.test('writes outside the workspace and home fail; inside they succeed and reac
     t.equal((await stat(host)).uid, agentUid, `${host} belongs to uid ${agentUid} on the host`);
   }
 });
-

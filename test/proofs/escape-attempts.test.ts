@@ -34,7 +34,12 @@ import { userToolsRows } from './escape/user-tools-rows.js';
 // machine). Either cgroup version: the cgroup files are read where the kernel puts them on each
 // (cgroup-view.ts, /proc/PID/cgroup), so the suite runs on this host (v1 hybrid) and in the
 // guest (systemd, cgroup v2).
-const req = needs({ arch: 'x64', podman: true, images: ['localhost/agent-sandbox-agents:latest'], commands: ['setpriv', 'unshare', 'perl', 'git', 'du'] });
+const req = needs({
+  arch: 'x64',
+  podman: true,
+  images: ['localhost/agent-sandbox-agents:latest'],
+  commands: ['setpriv', 'unshare', 'perl', 'git', 'du'],
+});
 const suiteStart = Date.now();
 // The VM tier's guest (vm/guest/run-in-guest.sh sets AGENT_SANDBOX_TIER=vm) runs the rows whose
 // claims rest on what differs there: the probe session's attempts (crun and cgroup v2, not runc
@@ -46,14 +51,22 @@ const suiteStart = Date.now();
 // is root's, and they are not run.
 const inGuest = process.env['AGENT_SANDBOX_TIER'] === 'vm';
 const hostTierSkip = !rootful
-  ? "rootless launcher: the git, git store, planted-link, naming, user-tools and flood rows are run as root only (the host tier proves them; their host side runs git as uid 1000 through setpriv)"
+  ? 'rootless launcher: the git, git store, planted-link, naming, user-tools and flood rows are run as root only (the host tier proves them; their host side runs git as uid 1000 through setpriv)'
   : inGuest
     ? "proved on the host tier; the same code path (git, the launcher's clean-up, its terminal output and broker, as root on either cgroup version and runtime)"
     : false;
 const hostTier = req.skip || !hostTierSkip ? req : { skip: hostTierSkip };
 /** A probe row's options: its own reason where it needs a root launcher and this one is rootless. */
 const rowReq = (a: { rootOnly?: string }) => (!req.skip && a.rootOnly && !rootful ? { skip: a.rootOnly } : req);
-const attempts = [...networkAttempts, ...mountAttempts, ...namespaceAttempts, ...kernelAttempts, ...cgroupKeyAttempts, ...hostAttempts, signalAttempt];
+const attempts = [
+  ...networkAttempts,
+  ...mountAttempts,
+  ...namespaceAttempts,
+  ...kernelAttempts,
+  ...cgroupKeyAttempts,
+  ...hostAttempts,
+  signalAttempt,
+];
 // Started only where the suite can run; the tests below are skipped, with the reason, elsewhere.
 const runs = req.skip ? undefined : startAll(t, await hostTargets(t), attempts, { hostTierRows: !hostTier.skip });
 // What the user's own tools meet in the workspace afterwards (issue 32): host-side code, as the git rows.
@@ -85,21 +98,27 @@ t.test('the probe session ran every attempt to its end, and the table was checke
   const rows = attempts.filter((a) => !rowReq(a).skip).length;
   tt.equal(checked, rows, `every row was checked (${rows} of ${attempts.length}; the rest need a root launcher)`);
   tt.ok(attempts.length >= 30, `${attempts.length} attempts in the probe session`);
-  const slow = [...(p?.stdout ?? '').matchAll(/^@@took (\S+) (\d+) ms$/gm)].filter((m) => Number(m[2]) >= 500).map((m) => `${m[1]} ${m[2]} ms`);
+  const slow = [...(p?.stdout ?? '').matchAll(/^@@took (\S+) (\d+) ms$/gm)]
+    .filter((m) => Number(m[2]) >= 500)
+    .map((m) => `${m[1]} ${m[2]} ms`);
   tt.comment(`probe session ${p?.ms} ms; attempts over 0.5 s: ${slow.join(', ') || 'none'}`);
 });
 
 for (const kind of gitKinds) {
   for (const { path: p, what } of gitPaths) {
-    t.test(`${kind}: ${what} runs nothing on the host in the host user's git status, commit, checkout or merge [peer: ${gitPeers}]`, hostTier, async (tt) => {
-      const run = unwrap(tt, await runs!.git.get(`${kind}/${p}`)!);
-      if (!run) return;
-      tt.equal(run.end.exitCode, 0, `the planting session ran (stderr tail: ${run.end.stderr.slice(-300)})`);
-      tt.match(run.end.stdout, /^agent-commit=0$/m, 'the agent committed inside');
-      tt.same(run.host.markers, [], 'no planted command ran on the host');
-      tt.same(run.host.failures, [], "the host user's git commands all succeed");
-      tt.ok(run.host.agentCommitOnBranch, "the agent's own commit is on its branch in the host repository");
-    });
+    t.test(
+      `${kind}: ${what} runs nothing on the host in the host user's git status, commit, checkout or merge [peer: ${gitPeers}]`,
+      hostTier,
+      async (tt) => {
+        const run = unwrap(tt, await runs!.git.get(`${kind}/${p}`)!);
+        if (!run) return;
+        tt.equal(run.end.exitCode, 0, `the planting session ran (stderr tail: ${run.end.stderr.slice(-300)})`);
+        tt.match(run.end.stdout, /^agent-commit=0$/m, 'the agent committed inside');
+        tt.same(run.host.markers, [], 'no planted command ran on the host');
+        tt.same(run.host.failures, [], "the host user's git commands all succeed");
+        tt.ok(run.host.agentCommitOnBranch, "the agent's own commit is on its branch in the host repository");
+      },
+    );
   }
 }
 
@@ -107,41 +126,55 @@ gitStoreRows(t, hostTier, runs, unwrap);
 plantedRows(t, hostTier, runs, unwrap);
 userToolsRows(t, hostTier, userTools, unwrap);
 
+t.test(
+  'kill -9 of the launcher: the container is gone within 5 s, one "abandoned" line, nothing of the session left (credential copies, record, cidfile, parent cgroup, podman scratch directories) [peer: sandbox-runtime "should kill child processes when sandbox is terminated via SIGTERM (--die-with-parent)"]',
+  req,
+  async (tt) => {
+    const k = unwrap(tt, await runs!.killedAlone);
+    if (!k) return;
+    // Under the VM tier's CPU emulation (patience 10) the bound is ten times wider: 5 s is proved on the host tier.
+    tt.ok(
+      k.goneAfterMs !== undefined && k.goneAfterMs <= 5000 * patience,
+      `the container is gone ${k.goneAfterMs} ms after the SIGKILL (bound ${5000 * patience} ms)`,
+    );
+    tt.equal(k.abandoned.length, 1, 'the ledger has the session\'s line with reason "abandoned"');
+    tt.equal(k.nextStart?.exitCode, 0, 'the next launcher start (plan) runs');
+    tt.equal(k.linesAfterNextStart.length, 1, 'and writes no second line for it');
+    tt.notOk(k.stagedLeft, 'the staged credential copy is removed');
+    tt.notOk(k.installedLeft, 'the installed copy is removed from the session home');
+    tt.same(k.leftovers, [], 'no session record, cidfile, parent cgroup or podman scratch directory is left');
+  },
+);
 
-t.test('kill -9 of the launcher: the container is gone within 5 s, one "abandoned" line, nothing of the session left (credential copies, record, cidfile, parent cgroup, podman scratch directories) [peer: sandbox-runtime "should kill child processes when sandbox is terminated via SIGTERM (--die-with-parent)"]', req, async (tt) => {
-  const k = unwrap(tt, await runs!.killedAlone);
-  if (!k) return;
-  // Under the VM tier's CPU emulation (patience 10) the bound is ten times wider: 5 s is proved on the host tier.
-  tt.ok(k.goneAfterMs !== undefined && k.goneAfterMs <= 5000 * patience, `the container is gone ${k.goneAfterMs} ms after the SIGKILL (bound ${5000 * patience} ms)`);
-  tt.equal(k.abandoned.length, 1, 'the ledger has the session\'s line with reason "abandoned"');
-  tt.equal(k.nextStart?.exitCode, 0, 'the next launcher start (plan) runs');
-  tt.equal(k.linesAfterNextStart.length, 1, 'and writes no second line for it');
-  tt.notOk(k.stagedLeft, 'the staged credential copy is removed');
-  tt.notOk(k.installedLeft, 'the installed copy is removed from the session home');
-  tt.same(k.leftovers, [], 'no session record, cidfile, parent cgroup or podman scratch directory is left');
-});
+t.test(
+  'kill -9 of the launcher and its sentinel: the next launcher start removes the container and all the session left, and writes the "abandoned" line',
+  req,
+  async (tt) => {
+    const k = unwrap(tt, await runs!.killedWithSentinel);
+    if (!k) return;
+    tt.ok(k.stillRunningBeforeSweep, 'control: with its sentinel dead too, the container was still running');
+    tt.equal(k.nextStart?.exitCode, 0, 'the next launcher start (plan) runs');
+    tt.ok(k.goneAfterMs !== undefined, 'the container is gone when it returns');
+    tt.equal(k.abandoned.length, 1, 'one line with reason "abandoned"');
+    tt.equal(k.abandoned[0]?.['evidence']?.['cause'], 'the next launcher start', 'written by the next launcher start');
+    tt.notOk(k.stagedLeft, 'the staged credential copy is removed');
+    tt.notOk(k.installedLeft, 'the installed copy is removed from the session home');
+    tt.same(k.leftovers, [], 'no session record, cidfile, parent cgroup or podman scratch directory is left');
+  },
+);
 
-t.test('kill -9 of the launcher and its sentinel: the next launcher start removes the container and all the session left, and writes the "abandoned" line', req, async (tt) => {
-  const k = unwrap(tt, await runs!.killedWithSentinel);
-  if (!k) return;
-  tt.ok(k.stillRunningBeforeSweep, 'control: with its sentinel dead too, the container was still running');
-  tt.equal(k.nextStart?.exitCode, 0, 'the next launcher start (plan) runs');
-  tt.ok(k.goneAfterMs !== undefined, 'the container is gone when it returns');
-  tt.equal(k.abandoned.length, 1, 'one line with reason "abandoned"');
-  tt.equal(k.abandoned[0]?.['evidence']?.['cause'], 'the next launcher start', 'written by the next launcher start');
-  tt.notOk(k.stagedLeft, 'the staged credential copy is removed');
-  tt.notOk(k.installedLeft, 'the installed copy is removed from the session home');
-  tt.same(k.leftovers, [], 'no session record, cidfile, parent cgroup or podman scratch directory is left');
-});
-
-t.test('--timeout 5s ends an agent that sleeps for ten minutes, reason "timeout" [peer: codex linux-sandbox test_timeout; sandbox-runtime "should not leave orphan processes after timeout kills sandbox"]', req, async (tt) => {
-  const o = unwrap(tt, await runs!.timedOut);
-  if (!o) return;
-  // Far below the agent's own ten minutes; the margin is for a loaded machine (start-up included).
-  tt.ok(o.end.ms >= 5000 && o.end.ms < 120_000 * patience, `the launcher returned after ${o.end.ms} ms (bound ${120_000 * patience} ms)`);
-  tt.equal(o.line?.['reason'], 'timeout', 'the ledger says timeout');
-  tt.notOk(o.containerLeft, 'no container is left');
-});
+t.test(
+  '--timeout 5s ends an agent that sleeps for ten minutes, reason "timeout" [peer: codex linux-sandbox test_timeout; sandbox-runtime "should not leave orphan processes after timeout kills sandbox"]',
+  req,
+  async (tt) => {
+    const o = unwrap(tt, await runs!.timedOut);
+    if (!o) return;
+    // Far below the agent's own ten minutes; the margin is for a loaded machine (start-up included).
+    tt.ok(o.end.ms >= 5000 && o.end.ms < 120_000 * patience, `the launcher returned after ${o.end.ms} ms (bound ${120_000 * patience} ms)`);
+    tt.equal(o.line?.['reason'], 'timeout', 'the ledger says timeout');
+    tt.notOk(o.containerLeft, 'no container is left');
+  },
+);
 
 t.test('a writer with no end under --disk 256m is stopped: reason "disk-limit", and the host keeps its free space', req, async (tt) => {
   const o = unwrap(tt, await runs!.diskFilled);
@@ -153,8 +186,14 @@ t.test('a writer with no end under --disk 256m is stopped: reason "disk-limit", 
   // The session can write only to its workspace and home (/ is read-only, /tmp is memory): what
   // they hold is what it took from the host's disk. (The file system's free space is shared with
   // everything else running here, so its change is printed, not compared.)
-  tt.ok(o.left <= o.limit + overshoot, `the session's directories hold ${o.left} bytes: the host keeps its free space but for the ceiling and the overshoot`);
-  tt.ok(o.freeAfter > o.limit, `the file system still has room (${o.freeAfter} bytes free; ${o.freeBefore - o.freeAfter} fewer than before, other writers included)`);
+  tt.ok(
+    o.left <= o.limit + overshoot,
+    `the session's directories hold ${o.left} bytes: the host keeps its free space but for the ceiling and the overshoot`,
+  );
+  tt.ok(
+    o.freeAfter > o.limit,
+    `the file system still has room (${o.freeAfter} bytes free; ${o.freeBefore - o.freeAfter} fewer than before, other writers included)`,
+  );
   tt.notOk(o.containerLeft, 'no container is left');
 });
 
@@ -176,7 +215,8 @@ t.test('a fork bomb is held at --pids 64 while the host keeps forking', req, asy
 
 floodRows(t, hostTier, runs, unwrap);
 
-
 t.teardown(() => {
-  t.comment(`escape attempts: ${attempts.length} in the probe session, ${runs?.git.size ?? 0} git sessions, ${runs?.store.size ?? 0} git store sessions, ${runs?.planted.size ?? 0} planted-link sessions, ${hostTier.skip ? '0 naming sessions, 5 lifecycle sessions, 0 floods (the rest is proved on the host tier)' : '1 naming session, 1 user-tools session, 7 lifecycle sessions, 3 floods'}, ${Math.round((Date.now() - suiteStart) / 1000)} s`);
+  t.comment(
+    `escape attempts: ${attempts.length} in the probe session, ${runs?.git.size ?? 0} git sessions, ${runs?.store.size ?? 0} git store sessions, ${runs?.planted.size ?? 0} planted-link sessions, ${hostTier.skip ? '0 naming sessions, 5 lifecycle sessions, 0 floods (the rest is proved on the host tier)' : '1 naming session, 1 user-tools session, 7 lifecycle sessions, 3 floods'}, ${Math.round((Date.now() - suiteStart) / 1000)} s`,
+  );
 });

@@ -41,7 +41,7 @@ export async function untilAtCeiling(parentDir: string, done: Promise<unknown>):
     () => (ended = true),
     () => (ended = true),
   );
-  for (const deadline = Date.now() + 600_000; Date.now() < deadline && atCeiling < 60 && !ended; ) {
+  for (const deadline = Date.now() + 600_000; Date.now() < deadline && atCeiling < 60 && !ended;) {
     dir = await containerCgroupDir(parentDir);
     if (dir) atCeiling = await readNumber(`${dir}/pids.current`).catch(() => 0);
     if (atCeiling < 60) await sleep(100);

@@ -6,7 +6,17 @@ import { chown, chmod, mkdir, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { execa } from 'execa';
 import { cgroupMode, ociRuntime } from '@agent-sandbox/shared';
-import { agentUid, containerName, runBin, imageExists, repoRoot, sessionRoot, sessionWorkspace, type BinRun, type Teardown } from '@agent-sandbox/testkit';
+import {
+  agentUid,
+  containerName,
+  runBin,
+  imageExists,
+  repoRoot,
+  sessionRoot,
+  sessionWorkspace,
+  type BinRun,
+  type Teardown,
+} from '@agent-sandbox/testkit';
 import { attributeEnd, prepareAttribution } from '@agent-sandbox/podman-attrib';
 
 export const busybox = 'localhost/agent-sandbox-busybox:latest';
@@ -119,7 +129,14 @@ export function runAttributed(t: Teardown, label: string, script: string, plan: 
   const done = (async () => {
     const startedAt = new Date().toISOString();
     const out = await runScript(t, label, script, { sessionId, cgroupParent: attribution.cgroupParent, ...plan }, timeoutMs);
-    const result = attributeEnd({ sessionId, containerName: out.name, exitCode: out.exitCode, startedAt, endedAt: new Date().toISOString(), prepared: attribution });
+    const result = attributeEnd({
+      sessionId,
+      containerName: out.name,
+      exitCode: out.exitCode,
+      startedAt,
+      endedAt: new Date().toISOString(),
+      prepared: attribution,
+    });
     return { out, attribution: result };
   })();
   return { prepared: Promise.resolve(attribution), done };
@@ -129,7 +146,19 @@ export function runAttributed(t: Teardown, label: string, script: string, plan: 
  * podman's default masked and read-only paths (containers/common 0.50): the runtime mounts each
  * one only where it exists, which depends on the kernel (the container's is the host's).
  */
-const maskedPaths = ['/proc/acpi', '/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list', '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi', '/sys/firmware', '/sys/fs/selinux', '/sys/dev/block'];
+const maskedPaths = [
+  '/proc/acpi',
+  '/proc/kcore',
+  '/proc/keys',
+  '/proc/latency_stats',
+  '/proc/timer_list',
+  '/proc/timer_stats',
+  '/proc/sched_debug',
+  '/proc/scsi',
+  '/sys/firmware',
+  '/sys/fs/selinux',
+  '/sys/dev/block',
+];
 const readonlyPaths = ['/proc/asound', '/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
 
 /** What the runtime mounts over a masked or read-only path that exists here, with its flag. */
@@ -169,7 +198,11 @@ export function runtimeMounts(): Record<string, 'ro' | 'rw'> {
     '/etc/hostname': 'ro',
     ...maskMounts(),
     // Rootless podman cannot mknod: it binds the host's own device nodes (measured in the guest).
-    ...(process.geteuid?.() === 0 ? {} : Object.fromEntries(['/dev/null', '/dev/zero', '/dev/full', '/dev/tty', '/dev/random', '/dev/urandom'].map((d) => [d, 'rw' as const]))),
+    ...(process.geteuid?.() === 0
+      ? {}
+      : Object.fromEntries(
+          ['/dev/null', '/dev/zero', '/dev/full', '/dev/tty', '/dev/random', '/dev/urandom'].map((d) => [d, 'rw' as const]),
+        )),
   };
   if (cgroupMode() === 'v2') return { ...fixed, '/sys/fs/cgroup': 'ro' };
   // cgroup v1: a tmpfs with one read-only mount per v1 hierarchy the host has mounted.

@@ -12,7 +12,11 @@ const tap = path.join(repoRoot, 'node_modules', '.bin', 'tap');
 
 /** The real tap runner's TAP for the fixture files, as the guest writes it. */
 async function runTap(files: string[]): Promise<{ tap: string; status: number }> {
-  const out = await execa(tap, ['--reporter=tap', '--no-color', '--disable-coverage', '--allow-incomplete-coverage', ...files], { cwd: repoRoot, reject: false, env: { ...process.env, TAP: '0' } });
+  const out = await execa(tap, ['--reporter=tap', '--no-color', '--disable-coverage', '--allow-incomplete-coverage', ...files], {
+    cwd: repoRoot,
+    reject: false,
+    env: { ...process.env, TAP: '0' },
+  });
   return { tap: String(out.stdout), status: out.exitCode ?? 1 };
 }
 
@@ -33,7 +37,7 @@ async function totals(t: Parameters<typeof tempDir>[0], root: { tap?: string; st
 const pass = 'test/vm/fixtures/passes.fixture.mjs';
 const fail = 'test/vm/fixtures/fails.fixture.mjs';
 
-t.test('a passing file: its leaves are counted (a subtest\'s own point is not), the skip as a skip, exit 0', async (t) => {
+t.test("a passing file: its leaves are counted (a subtest's own point is not), the skip as a skip, exit 0", async (t) => {
   const run = await runTap([pass]);
   const out = await totals(t, { ...run, list: [pass] });
   t.equal(out.exitCode, 0, out.stdout + out.stderr);
@@ -43,7 +47,10 @@ t.test('a passing file: its leaves are counted (a subtest\'s own point is not), 
 t.test('every skip is printed with its reason; one the guest has what it needs for fails the tier', async (t) => {
   const ok = await totals(t, { ...(await runTap([pass])), list: [pass] });
   t.match(ok.stdout, /root: skips \(vm-root\): 1 skipped, 0 unexpected/);
-  t.match(ok.stdout, /a skipped subtest # SKIP needs a non-root user \(a fixture: root in the guest lacks one\) -- ok: this machine lacks a non-root user/);
+  t.match(
+    ok.stdout,
+    /a skipped subtest # SKIP needs a non-root user \(a fixture: root in the guest lacks one\) -- ok: this machine lacks a non-root user/,
+  );
   const image = 'test/vm/fixtures/skips-an-image.fixture.mjs';
   const out = await totals(t, { ...(await runTap([image])), list: [image] });
   t.equal(out.exitCode, 1, 'nothing failed, yet the tier fails');
@@ -85,12 +92,18 @@ t.test('leftovers after the suite fail the tier, and so does a leak check that n
   t.match(unchecked.stdout, /FAILED \(the leak check did not run\)/);
 });
 
-t.test('a listed file that skips every test as this user fails the tier, though each skip is accepted: it proves nothing here', async (t) => {
-  const all = 'test/vm/fixtures/skips-everything.fixture.mjs';
-  const out = await totals(t, { ...(await runTap([pass, all])), list: [pass, all] });
-  t.equal(out.exitCode, 1, 'nothing failed, every skip is accepted, yet the tier fails');
-  t.match(out.stdout, /root: skips \(vm-root\): 3 skipped, 0 unexpected/, 'the skips themselves are accepted');
-  t.match(out.stdout, /every test skipped as root \(list it for the other user only in suite\.txt\): test\/vm\/fixtures\/skips-everything\.fixture\.mjs/);
-  const control = await totals(t, { ...(await runTap([pass])), list: [pass] });
-  t.equal(control.exitCode, 0, 'control: the passing file alone, with its one skip, passes');
-});
+t.test(
+  'a listed file that skips every test as this user fails the tier, though each skip is accepted: it proves nothing here',
+  async (t) => {
+    const all = 'test/vm/fixtures/skips-everything.fixture.mjs';
+    const out = await totals(t, { ...(await runTap([pass, all])), list: [pass, all] });
+    t.equal(out.exitCode, 1, 'nothing failed, every skip is accepted, yet the tier fails');
+    t.match(out.stdout, /root: skips \(vm-root\): 3 skipped, 0 unexpected/, 'the skips themselves are accepted');
+    t.match(
+      out.stdout,
+      /every test skipped as root \(list it for the other user only in suite\.txt\): test\/vm\/fixtures\/skips-everything\.fixture\.mjs/,
+    );
+    const control = await totals(t, { ...(await runTap([pass])), list: [pass] });
+    t.equal(control.exitCode, 0, 'control: the passing file alone, with its one skip, passes');
+  },
+);

@@ -43,7 +43,8 @@ function lstatOrUndefined(p: string): Stats | undefined {
 /** The components of `target` below `root`; throws when it is not strictly beneath. */
 function componentsBeneath(root: string, target: string): string[] {
   const rel = path.relative(root, target);
-  if (rel === '' || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) throw new Error(`${target} is not beneath ${root}`);
+  if (rel === '' || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel))
+    throw new Error(`${target} is not beneath ${root}`);
   return rel.split(path.sep);
 }
 
@@ -102,7 +103,8 @@ export function removeTree(target: string): void {
   if (typeof at !== 'string') return rmSync(at, { recursive: true, force: true });
   const r = spawnSync('rm', ['-rf', '--one-file-system', '--', at], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' } });
   if (r.error) throw r.error;
-  if (r.status !== 0) throw new Error(`could not remove ${target}: ${(r.stderr ?? '').trim().split('\n').slice(-2).join(' | ') || `rm exited ${r.status}`}`);
+  if (r.status !== 0)
+    throw new Error(`could not remove ${target}: ${(r.stderr ?? '').trim().split('\n').slice(-2).join(' | ') || `rm exited ${r.status}`}`);
 }
 
 /**
@@ -133,7 +135,11 @@ export function clearLinkBeneath(root: string, target: string): Removed {
  * Reads at most `maxBytes` of a regular file beneath `root`, following no link: undefined when it
  * is missing, a link (anywhere on the way), or not a regular file.
  */
-export function readBeneath(root: string, target: string, maxBytes: number): { data: Buffer; size: number; plantedLink?: string } | { data?: undefined; plantedLink?: string } {
+export function readBeneath(
+  root: string,
+  target: string,
+  maxBytes: number,
+): { data: Buffer; size: number; plantedLink?: string } | { data?: undefined; plantedLink?: string } {
   const walked = walkBeneath(root, target);
   if (walked.link) return { plantedLink: walked.link };
   if (!walked.stats?.isFile()) return {};

@@ -110,7 +110,9 @@ const carriedBytes = /[\udc80-\udcff]/gu;
  * exact bytes stay with the kernel, and a quarantine's restore script writes them).
  */
 export function bytesAsEscapes(text: string): string {
-  return carriesBytes.test(text) ? text.replace(carriedBytes, (ch) => `\\x${escapedByte(ch.charCodeAt(0))!.toString(16).padStart(2, '0')}`) : text;
+  return carriesBytes.test(text)
+    ? text.replace(carriedBytes, (ch) => `\\x${escapedByte(ch.charCodeAt(0))!.toString(16).padStart(2, '0')}`)
+    : text;
 }
 
 /** `value` with bytesAsEscapes applied to every string in it (keys included), a copy where anything changed. */

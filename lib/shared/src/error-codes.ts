@@ -39,12 +39,16 @@ export const errorCodes = {
     startFailed: 'git cannot be run (not installed?)',
     internal: 'git failed on a repository the launcher made itself (a bug)',
   },
-  'import-refused': { usage: "the session's branch cannot be imported: the store's ref is not the expected tip, or the checked fetch refused it" },
+  'import-refused': {
+    usage: "the session's branch cannot be imported: the store's ref is not the expected tip, or the checked fetch refused it",
+  },
   'input-too-large': { usage: 'the JSON document is larger than a tool reads' },
   'no-kept-store': { usage: 'workspace import: the workspace has no git store kept by a failed import' },
   'invalid-field': { usage: "a field does not match its schema (the message starts with the field's path)" },
   'invalid-session-id': { usage: 'a session id that is not [A-Za-z0-9][A-Za-z0-9_.-]{0,63} (library)' },
-  'local-only-flag': { usage: '--network, --egress, --allow-host, --ca-file, --cache, --allow-expiring or --git-root for a session on another host' },
+  'local-only-flag': {
+    usage: '--network, --egress, --allow-host, --ca-file, --cache, --allow-expiring or --git-root for a session on another host',
+  },
   'malformed-json': { usage: 'the input is not a JSON document' },
   'missing-field': { usage: 'a required field is missing' },
   'missing-flag': { usage: 'a required flag is missing' },
@@ -52,7 +56,7 @@ export const errorCodes = {
   'no-input': { usage: 'no JSON document on stdin (it is a terminal) and no input flag' },
   'no-login-shell': { usage: "the node user's login shell cannot run the forced command" },
   'no-registry': { usage: '--hosts names a file that does not exist' },
-  'no-return-bundle': { usage: "no commits wait to be fetched for that session on this node" },
+  'no-return-bundle': { usage: 'no commits wait to be fetched for that session on this node' },
   'no-such-container': { usage: 'podman inspect does not know the container' },
   'no-such-workspace': { usage: 'workspace rm: the root has no workspace of that id' },
   'no-workspace': { usage: 'the root has no workspace yet (the message says how to make one)' },
@@ -62,8 +66,14 @@ export const errorCodes = {
   'not-a-repository': { usage: '--repo is not a git repository that git will use (not one, or owned by another user)' },
   'not-root': { usage: 'node-setup not run as root' },
   'quarantine-not-empty': { usage: 'workspace rm without --force: what its sessions left was moved to its quarantine and is still there' },
-  'publish-port-taken': { usage: '--publish names a host port that cannot be listened on on 127.0.0.1 (another process holds it, or it is privileged): refused before anything of the session exists' },
-  'receiver-refused': { usage: "the node's receiver refused with a code this launcher does not know, or said none (its message is kept); a node's known code is carried back as itself" },
+  'publish-port-taken': {
+    usage:
+      '--publish names a host port that cannot be listened on on 127.0.0.1 (another process holds it, or it is privileged): refused before anything of the session exists',
+  },
+  'receiver-refused': {
+    usage:
+      "the node's receiver refused with a code this launcher does not know, or said none (its message is kept); a node's known code is carried back as itself",
+  },
   'relative-root': {
     usage: '--root is not an absolute path (library callers of workspace new, rm and the layout)',
     unsafePath: 'root is not an absolute path',
@@ -88,7 +98,9 @@ export const errorCodes = {
   'no-seat-role': { unreachable: '--host names a host without the agent-seat role' },
   'return-failed': { unreachable: "fetching a dispatched session's commits back from the node failed" },
   'ssh-failed': { unreachable: 'ssh failed before the remote side started' },
-  'node-answer-invalid': { unreachable: 'the node answered ps or stop with a line that is not the document asked for (checked against its schema)' },
+  'node-answer-invalid': {
+    unreachable: 'the node answered ps or stop with a line that is not the document asked for (checked against its schema)',
+  },
   'unknown-host': { unreachable: '--host names no host of the registry' },
 
   // 82 image absent
@@ -106,14 +118,19 @@ export const errorCodes = {
   'podman-missing': { startFailed: 'podman is not installed, not on PATH, or cannot be run' },
   'podman-run-failed': { startFailed: 'podman run itself exited 125 (name in use, storage error): the command never ran' },
   'runtime-missing': { startFailed: 'no usable OCI runtime (cgroup v1 needs runc)' },
-  'seccomp-profile-invalid': { startFailed: 'the seccomp profile beside the tool is not JSON or not the profile (it does not refuse namespaces)' },
+  'seccomp-profile-invalid': {
+    startFailed: 'the seccomp profile beside the tool is not JSON or not the profile (it does not refuse namespaces)',
+  },
   'seccomp-profile-missing': { startFailed: 'the seccomp profile beside the tool is missing or not readable' },
   'setfacl-failed': { startFailed: "setfacl failed to grant uid 1000 a repository's git metadata" },
   'storage-full': { startFailed: "podman's storage has too little room for a container" },
   'storage-unwritable': { startFailed: "podman's storage cannot be written by this user" },
 
   // 84 user manager
-  'user-manager-missing': { userManager: 'NoNewPrivs 1 and the user manager is not ready: the message lists the problems and names `loginctl enable-linger <user>`; `problems` in the document' },
+  'user-manager-missing': {
+    userManager:
+      'NoNewPrivs 1 and the user manager is not ready: the message lists the problems and names `loginctl enable-linger <user>`; `problems` in the document',
+  },
 
   // 85 credential
   'account-path-relative': { credential: "an account's credential path is neither absolute nor ~/..." },
@@ -122,7 +139,7 @@ export const errorCodes = {
   'destination-not-directory': { credential: "a directory on the way to the credential's place in the home is not one" },
   'destination-not-file': { credential: "the credential's place in the home holds something that is not a regular file" },
   'destination-symlink': { credential: "the credential's place in the home, or a directory on the way, is a symlink" },
-  'expiring': { credential: 'the token expires within the session: refresh it on the host first' },
+  expiring: { credential: 'the token expires within the session: refresh it on the host first' },
   'expiry-unreadable': { credential: 'when the token expires cannot be told' },
   'home-not-found': { credential: 'the home the credential is looked up in does not exist' },
   'install-failed': { credential: 'the staged credential cannot be installed (an examination failed)' },
@@ -148,14 +165,16 @@ export const errorCodes = {
   'unexpected-staged-file': { credential: "the staging directory holds a file the runtime's row does not stage" },
   'unknown-account': { credential: 'the account is not in the accounts file' },
   'unknown-staged-entry': { credential: 'the staging root holds an entry that is no runtime of the table' },
-  'unparsable': { credential: 'the credential file is not valid JSON' },
-  'unreadable': { credential: 'the credential file cannot be examined' },
+  unparsable: { credential: 'the credential file is not valid JSON' },
+  unreadable: { credential: 'the credential file cannot be examined' },
 
   // 86 unsafe path
   'bad-workspace-id': { unsafePath: 'a workspace id that is not 1-64 characters of [A-Za-z0-9._-] (not starting with . or -)' },
   'ca-file-missing': { unsafePath: '--ca-file cannot be resolved' },
   'ca-file-not-regular': { unsafePath: '--ca-file is not a regular file' },
-  'cache-dir-unsafe': { unsafePath: "--cache: the host package cache is a symlink or not a directory, or resolves outside the user's home" },
+  'cache-dir-unsafe': {
+    unsafePath: "--cache: the host package cache is a symlink or not a directory, or resolves outside the user's home",
+  },
   'create-failed': { unsafePath: 'a missing directory of the path cannot be made' },
   'create-not-directory': { unsafePath: 'create asked for a path that is not a directory' },
   'create-race': { unsafePath: 'a directory being made was replaced by a symlink or a non-directory' },
@@ -175,13 +194,13 @@ export const errorCodes = {
   'root-not-found': { unsafePath: 'the root does not exist (the launcher says how a first workspace makes it)' },
   'root-not-owned': { unsafePath: 'the root is owned by another user than the one who runs sessions' },
   'root-not-writable': { unsafePath: 'the root is not writable by the user who runs sessions' },
-  'root-symlink-untrusted': { unsafePath: "an ancestor of the root is a symlink owned by another user than root or the caller" },
+  'root-symlink-untrusted': { unsafePath: 'an ancestor of the root is a symlink owned by another user than root or the caller' },
   'root-writable-by-others': { unsafePath: 'group or others can write the root' },
   'sessions-dir-unsafe': { unsafePath: "the root's sessions directory is a symlink or not a directory" },
   'socket-dir-unsafe': { unsafePath: "socketPath's directory is missing, a symlink, or group- or world-writable" },
   'socket-path-taken': { unsafePath: 'socketPath exists and is not a socket' },
   'symlink-escape': { unsafePath: 'the path resolves through a symlink outside the root' },
-  'workspace-not-pinned': { unsafePath: 'the workspace is not exactly <root>/workspaces/<id> (another session\'s, the root, a link)' },
+  'workspace-not-pinned': { unsafePath: "the workspace is not exactly <root>/workspaces/<id> (another session's, the root, a link)" },
   'workspace-record-symlink': { unsafePath: 'a workspace record, or the directory of them, is a symlink' },
 
   // 87 git metadata
@@ -193,7 +212,10 @@ export const errorCodes = {
   'dotgit-symlink': { gitMount: '.git is a symlink' },
   'git-config-names-session-file': { gitMount: 'host git configuration names a file the session can write (error.found lists it)' },
   'git-config-unreadable': { gitMount: 'the git configuration cannot be read or listed' },
-  'git-entry-missing': { gitMount: "an entry the session's git store mounts, borrows or copies (objects/, refs/, logs/, worktrees/, modules/, HEAD, index, ORIG_HEAD, commondir, gitdir, config.worktree) is missing" },
+  'git-entry-missing': {
+    gitMount:
+      "an entry the session's git store mounts, borrows or copies (objects/, refs/, logs/, worktrees/, modules/, HEAD, index, ORIG_HEAD, commondir, gitdir, config.worktree) is missing",
+  },
   'git-entry-not-plain': { gitMount: "an entry the session's git store mounts, borrows or copies is a symlink" },
   'git-metadata-contains-root': { gitMount: 'the git metadata contains the sandbox root' },
   'git-metadata-in-other-session': { gitMount: "the git metadata lies in another session's directory" },
@@ -201,7 +223,10 @@ export const errorCodes = {
   'git-outside-permitted-root': { gitMount: 'the git metadata is not under a permitted git root (gitRoots)' },
   'git-refs-unreadable': { gitMount: "the host repository's refs cannot be listed (git for-each-ref failed)" },
   'git-store-exists': { gitMount: "the session's git store exists: a session with this id was not finished" },
-  'git-store-kept': { gitMount: "the workspace's last session left a git store whose import failed again: its commits come home before another session starts" },
+  'git-store-kept': {
+    gitMount:
+      "the workspace's last session left a git store whose import failed again: its commits come home before another session starts",
+  },
   'gitdir-not-a-repository': { gitMount: 'the gitdir has no HEAD, objects/ or refs/: not a git directory' },
   'gitdir-not-canonical': { gitMount: 'the gitdir is not a canonical absolute path (a symlink, .., // or a trailing /)' },
   'gitdir-not-found': { gitMount: 'the gitdir does not exist' },
@@ -221,11 +246,16 @@ export const errorCodes = {
   'gitfile-whitespace': { gitMount: "a gitfile's path starts or ends with white space" },
   'node-workspace-not-mirror': { gitMount: "the node's workspace exists and is not a worktree of the session's mirror" },
   'repository-inside-root': { gitMount: "--repo's git metadata is inside the sandbox root" },
-  'relative-gitdir-unresolvable': { gitMount: "the workspace's .git names a relative gitdir, which resolves elsewhere inside than on the host" },
-  'reserved-destination': { gitMount: 'git metadata would be mounted at, under or above a reserved path inside (/proc /sys /dev /sandbox /sandbox-secrets /etc /usr /bin /sbin /lib /lib64 /run /boot)' },
+  'relative-gitdir-unresolvable': {
+    gitMount: "the workspace's .git names a relative gitdir, which resolves elsewhere inside than on the host",
+  },
+  'reserved-destination': {
+    gitMount:
+      'git metadata would be mounted at, under or above a reserved path inside (/proc /sys /dev /sandbox /sandbox-secrets /etc /usr /bin /sbin /lib /lib64 /run /boot)',
+  },
   'submodule-worktree-mismatch': { gitMount: "a submodule's core.worktree names another directory than the workspace" },
   'workspace-git-moved': { gitMount: "the workspace's git metadata no longer names the repository it was made from" },
-  'worktree-registration-mismatch': { gitMount: '<gitdir>/gitdir does not name the worktree\'s .git (git worktree repair)' },
+  'worktree-registration-mismatch': { gitMount: "<gitdir>/gitdir does not name the worktree's .git (git worktree repair)" },
 
   // 88 limits
   'cgroup-parent-failed': { limits: "the session's parent cgroup cannot be made (library)" },
@@ -239,24 +269,29 @@ export const errorCodes = {
 
   // 89 systemd-run
   'status-dir-failed': { systemdRun: "the handoff's status directory under /run/user/<uid> cannot be made" },
-  'systemd-run-failed': { systemdRun: 'systemd-run ended and the command left no status: the handoff itself failed (bus, unit, option); detail: `systemdRunExit`, `systemdRunSignal`, `unit`' },
+  'systemd-run-failed': {
+    systemdRun:
+      'systemd-run ended and the command left no status: the handoff itself failed (bus, unit, option); detail: `systemdRunExit`, `systemdRunSignal`, `unit`',
+  },
 
   // 90 policy
   'agent-ancestor': { policy: 'an ancestor process is an agent CLI (the hatch)' },
   'agent-marker': { policy: "an agent's marker variable is set (the hatch; the message names it, never its value)" },
   'container-environment': { policy: 'the hatch runs inside a container' },
-  'handoff-recursion': { policy: 'already inside a handoff unit and NoNewPrivs is still 1: another handoff would not clear it and would nest forever' },
+  'handoff-recursion': {
+    policy: 'already inside a handoff unit and NoNewPrivs is still 1: another handoff would not clear it and would nest forever',
+  },
   'hatch-loop': { policy: 'the program on PATH is the hatch itself' },
   'inside-container': { policy: 'the launcher runs inside a container: a session does not start sessions' },
   'no-tty': { policy: 'stdin or stdout is not a terminal (the hatch is for a human)' },
-  'recursion': { policy: 'already inside an agent-sandbox session (AGENT_SANDBOX_SESSION is set)' },
+  recursion: { policy: 'already inside an agent-sandbox session (AGENT_SANDBOX_SESSION is set)' },
   'wrong-node': { policy: 'the request is meant for another node' },
 
   // 91 internal
   'bundle-create-failed': { internal: 'git bundle create failed on a repository the launcher made' },
   'bundle-fetch-failed': { internal: 'fetching a checked bundle into the repository failed' },
   'git-store-manifest': { internal: "the session's git store manifest cannot be read or written" },
-  'internal': { internal: 'a bug: anything thrown that is not a refusal' },
+  internal: { internal: 'a bug: anything thrown that is not a refusal' },
   'no-new-privs-unmeasurable': { internal: '/proc/self/status has no NoNewPrivs field (kernel < 4.10)' },
   'no-ssh-entry': { internal: 'a remote host of the registry has no ssh entry' },
   'podman-failed': { internal: 'a podman command the tool needed failed' },
@@ -267,7 +302,9 @@ export const errorCodes = {
 
   // 92 busy
   'workspace-busy': { busy: 'another session holds the workspace (the message names who, since when, which container)' },
-  'id-busy': { busy: 'a session of the same workspace id runs from another root on this host (its container, cgroup and socket names are the id\'s)' },
+  'id-busy': {
+    busy: "a session of the same workspace id runs from another root on this host (its container, cgroup and socket names are the id's)",
+  },
 
   // 93 no session running
   'no-running-session': { notRunning: 'stop or shell named a workspace in which no session runs now' },

@@ -14,13 +14,22 @@ export interface ExitRow {
 }
 
 export const exitTable = {
-  usage: { exit: 80, brief: 'usage', meaning: 'usage: malformed JSON, unknown field, bad flag or limit (the message names the flag or field)' },
-  unreachable: { exit: 81, brief: 'node unreachable', meaning: 'node unreachable / no host with the role / ssh failed before the remote side started' },
+  usage: {
+    exit: 80,
+    brief: 'usage',
+    meaning: 'usage: malformed JSON, unknown field, bad flag or limit (the message names the flag or field)',
+  },
+  unreachable: {
+    exit: 81,
+    brief: 'node unreachable',
+    meaning: 'node unreachable / no host with the role / ssh failed before the remote side started',
+  },
   imageAbsent: { exit: 82, brief: 'image absent', meaning: 'image absent' },
   startFailed: {
     exit: 83,
     brief: 'container failed to start',
-    meaning: "container could not be started (runtime error, podman's own 125, seccomp profile missing, ledger or podman storage not writable)",
+    meaning:
+      "container could not be started (runtime error, podman's own 125, seccomp profile missing, ledger or podman storage not writable)",
   },
   userManager: {
     exit: 84,
@@ -39,11 +48,27 @@ export const exitTable = {
     brief: 'limits not enforceable',
     meaning: 'limits cannot be enforced here (rootless on cgroup v1, controllers not delegated, no room for the disk ceiling)',
   },
-  systemdRun: { exit: 89, brief: 'systemd-run failed', meaning: 'systemd-run itself failed (distinct from the contained command\'s status)' },
-  policy: { exit: 90, brief: 'refused by policy', meaning: 'refused by policy: recursion, agent marker, container env, no TTY (the hatch)' },
+  systemdRun: {
+    exit: 89,
+    brief: 'systemd-run failed',
+    meaning: "systemd-run itself failed (distinct from the contained command's status)",
+  },
+  policy: {
+    exit: 90,
+    brief: 'refused by policy',
+    meaning: 'refused by policy: recursion, agent marker, container env, no TTY (the hatch)',
+  },
   internal: { exit: 91, brief: 'internal error', meaning: 'internal error (a bug)' },
-  busy: { exit: 92, brief: 'workspace busy', meaning: 'the workspace is busy: another session runs in it (the message names who, since when, which container)' },
-  notRunning: { exit: 93, brief: 'no session running', meaning: 'no session of that workspace runs (stop, shell): there is nothing to act on' },
+  busy: {
+    exit: 92,
+    brief: 'workspace busy',
+    meaning: 'the workspace is busy: another session runs in it (the message names who, since when, which container)',
+  },
+  notRunning: {
+    exit: 93,
+    brief: 'no session running',
+    meaning: 'no session of that workspace runs (stop, shell): there is nothing to act on',
+  },
 } as const satisfies Record<string, ExitRow>;
 
 export type ExitName = keyof typeof exitTable;

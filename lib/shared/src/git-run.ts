@@ -42,11 +42,16 @@ export interface GitOptions {
 export function hardening(place: Partial<GitPlace>): string[] {
   const safe = [place.workTree, place.gitDir, place.commonDir].filter((p): p is string => Boolean(p));
   return [
-    '-c', 'core.hooksPath=/dev/null',
-    '-c', 'core.fsmonitor=false',
-    '-c', 'core.sshCommand=false',
-    '-c', 'protocol.allow=never',
-    '-c', 'protocol.file.allow=always',
+    '-c',
+    'core.hooksPath=/dev/null',
+    '-c',
+    'core.fsmonitor=false',
+    '-c',
+    'core.sshCommand=false',
+    '-c',
+    'protocol.allow=never',
+    '-c',
+    'protocol.file.allow=always',
     ...safe.flatMap((p) => ['-c', `safe.directory=${p}`]),
   ];
 }
@@ -78,7 +83,12 @@ export type GitFailure<C extends ErrorCode> = { code?: C } & ('usage' extends Ex
  * Runs git in `place` (or, for a repository the user named, discovering it from `cwd`).
  * A failure is refused with git's own last line, as `failAs` says (default usage, 80, git-failed).
  */
-export function runGit<C extends ErrorCode = 'git-failed'>(place: Partial<GitPlace> & { cwd?: string }, args: string[], options: GitOptions = {}, failAs: GitFailure<C> = {} as GitFailure<C>): GitResult {
+export function runGit<C extends ErrorCode = 'git-failed'>(
+  place: Partial<GitPlace> & { cwd?: string },
+  args: string[],
+  options: GitOptions = {},
+  failAs: GitFailure<C> = {} as GitFailure<C>,
+): GitResult {
   const out = spawnSync('git', [...hardening(place), ...(options.config ?? []).flatMap((c) => ['-c', c]), ...args], {
     cwd: place.cwd ?? '/',
     env: { ...gitEnv(place), ...options.env },
@@ -90,20 +100,35 @@ export function runGit<C extends ErrorCode = 'git-failed'>(place: Partial<GitPla
   // A timeout is git's end, not a failure to start it: its result says the signal that ended it.
   const timedOut = (out.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT';
   if (out.error && !timedOut) {
-    throw new ToolError('startFailed', 'git-failed', `cannot run git ${args[0] ?? ''}: ${out.error.message}${(out.error as NodeJS.ErrnoException).code === 'ENOENT' ? ' (install git)' : ''}`);
+    throw new ToolError(
+      'startFailed',
+      'git-failed',
+      `cannot run git ${args[0] ?? ''}: ${out.error.message}${(out.error as NodeJS.ErrnoException).code === 'ENOENT' ? ' (install git)' : ''}`,
+    );
   }
   const signal = out.signal ?? (timedOut ? 'SIGTERM' : null);
   const result: GitResult = { status: out.status ?? 1, stdout: out.stdout ?? '', stderr: out.stderr ?? '', ...(signal ? { signal } : {}) };
   if (result.status !== 0 && !options.allowFail) {
     const why = result.stderr.trim().split('\n').filter(Boolean).pop() ?? `exit ${result.status}`;
     const [exit, code] = [(failAs.exit ?? 'usage') as ExitOf<C>, (failAs.code ?? 'git-failed') as C];
-    throw new ToolError(exit, code, `git ${args.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ')}: ${why}`);
+    throw new ToolError(
+      exit,
+      code,
+      `git ${args
+        .filter((a) => !a.startsWith('-'))
+        .slice(0, 2)
+        .join(' ')}: ${why}`,
+    );
   }
   return result;
 }
 
 /** The first line of git's output, trimmed. */
-export function gitLine<C extends ErrorCode = 'git-failed'>(place: Partial<GitPlace> & { cwd?: string }, args: string[], failAs?: GitFailure<C>): string {
+export function gitLine<C extends ErrorCode = 'git-failed'>(
+  place: Partial<GitPlace> & { cwd?: string },
+  args: string[],
+  failAs?: GitFailure<C>,
+): string {
   return runGit(place, args, {}, failAs).stdout.split('\n')[0]!.trim();
 }
 
@@ -118,11 +143,24 @@ export const statusTimeoutMs = 10_000;
 /** Paths git status lists for a worktree (porcelain v1, NUL-separated: names are exact); refused when git does not answer within statusTimeoutMs. */
 export function uncommittedPaths(place: GitPlace): string[] {
   // No untracked cache (written into the index) and no fsmonitor (hardening): a status that only reads.
-  const out = runGit(place, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=none'], { config: ['core.untrackedCache=false'], timeoutMs: statusTimeoutMs, allowFail: true });
+  const out = runGit(place, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=none'], {
+    config: ['core.untrackedCache=false'],
+    timeoutMs: statusTimeoutMs,
+    allowFail: true,
+  });
   if (out.signal) {
-    throw new ToolError('usage', 'git-failed', `git status in ${place.workTree ?? place.gitDir} did not answer within ${statusTimeoutMs / 1000} s (a FIFO where git opens a file, such as .gitignore, blocks it); look with ls -la, or use --force`);
+    throw new ToolError(
+      'usage',
+      'git-failed',
+      `git status in ${place.workTree ?? place.gitDir} did not answer within ${statusTimeoutMs / 1000} s (a FIFO where git opens a file, such as .gitignore, blocks it); look with ls -la, or use --force`,
+    );
   }
-  if (out.status !== 0) throw new ToolError('usage', 'git-failed', `git status: ${out.stderr.trim().split('\n').filter(Boolean).pop() ?? `exit ${out.status}`}`);
+  if (out.status !== 0)
+    throw new ToolError(
+      'usage',
+      'git-failed',
+      `git status: ${out.stderr.trim().split('\n').filter(Boolean).pop() ?? `exit ${out.status}`}`,
+    );
   const paths: string[] = [];
   const fields = out.stdout.split('\0').filter(Boolean);
   for (let i = 0; i < fields.length; i += 1) {

@@ -38,8 +38,25 @@ export function cgroupManager(pid1Comm: string | undefined = readOrUndefined('/p
 
 /** Where podman looks for each runtime (containers.conf defaults); podman does not search PATH for them. */
 export const runtimePaths: Record<'runc' | 'crun', string[]> = {
-  runc: ['/usr/bin/runc', '/usr/sbin/runc', '/usr/local/bin/runc', '/usr/local/sbin/runc', '/sbin/runc', '/bin/runc', '/usr/lib/cri-o-runc/sbin/runc', '/run/current-system/sw/bin/runc'],
-  crun: ['/usr/bin/crun', '/usr/sbin/crun', '/usr/local/bin/crun', '/usr/local/sbin/crun', '/sbin/crun', '/bin/crun', '/run/current-system/sw/bin/crun'],
+  runc: [
+    '/usr/bin/runc',
+    '/usr/sbin/runc',
+    '/usr/local/bin/runc',
+    '/usr/local/sbin/runc',
+    '/sbin/runc',
+    '/bin/runc',
+    '/usr/lib/cri-o-runc/sbin/runc',
+    '/run/current-system/sw/bin/runc',
+  ],
+  crun: [
+    '/usr/bin/crun',
+    '/usr/sbin/crun',
+    '/usr/local/bin/crun',
+    '/usr/local/sbin/crun',
+    '/sbin/crun',
+    '/bin/crun',
+    '/run/current-system/sw/bin/crun',
+  ],
 };
 
 /**

@@ -35,7 +35,12 @@ export function parseJsonDocument(text: string, source = 'stdin'): unknown {
 }
 
 function pointerKeys(pointer: string): string[] {
-  return pointer === '' ? [] : pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return pointer === ''
+    ? []
+    : pointer
+        .split('/')
+        .slice(1)
+        .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 /** ["limits", "memory"] -> "input.limits.memory"; array indices as [0]. */
@@ -83,7 +88,8 @@ function toToolError(errors: ValidationError[], value: unknown, root: string): T
       : new ToolError('usage', 'unknown-field', `${field}: unknown field`, { field });
   }
   const field = fieldName(keys, root);
-  const expected = error.keyword === 'anyOf' ? expectedOfUnion(errors, error.instancePath) : (error.message ?? `must pass ${error.keyword}`);
+  const expected =
+    error.keyword === 'anyOf' ? expectedOfUnion(errors, error.instancePath) : (error.message ?? `must pass ${error.keyword}`);
   return new ToolError('usage', 'invalid-field', `${field}: ${expected}, got ${describeValue(valueAt(value, keys))}`, { field });
 }
 

@@ -92,12 +92,17 @@ export const flagNames: LimitFieldNames = {
 
 function integerIn(field: string, value: unknown, min: number, max: number): number {
   const n = typeof value === 'string' && /^[0-9]+$/.test(value) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) refuse(field, `expected a whole number from ${min} to ${max}`, value);
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max)
+    refuse(field, `expected a whole number from ${min} to ${max}`, value);
   return n;
 }
 
 /** memory at least 6m and memory-swap at least memory (equal: no swap); returns both in bytes. */
-export function checkMemoryPair(memory: string | number, memorySwap: string | number, names: Pick<LimitFieldNames, 'memory' | 'memorySwap'> = flagNames) {
+export function checkMemoryPair(
+  memory: string | number,
+  memorySwap: string | number,
+  names: Pick<LimitFieldNames, 'memory' | 'memorySwap'> = flagNames,
+) {
   const memoryBytes = parseSize(names.memory, memory);
   if (memoryBytes < minMemoryBytes) refuse(names.memory, `must be at least 6m (${minMemoryBytes} bytes)`, memory);
   const swapBytes = parseSize(names.memorySwap, memorySwap);
@@ -114,7 +119,8 @@ export function checkLimits(limits: Limits, names: LimitFieldNames = flagNames):
   checkMemoryPair(limits.memory, limits.memorySwap, names);
   const pids = integerIn(names.pids, limits.pids, 1, 4_194_304);
   const cpus = typeof limits.cpus === 'string' ? Number(limits.cpus) : limits.cpus;
-  if (typeof cpus !== 'number' || !Number.isFinite(cpus) || cpus <= 0 || cpus > 1024) refuse(names.cpus, 'expected a number above 0 and at most 1024', limits.cpus);
+  if (typeof cpus !== 'number' || !Number.isFinite(cpus) || cpus <= 0 || cpus > 1024)
+    refuse(names.cpus, 'expected a number above 0 and at most 1024', limits.cpus);
   const cpuShares = integerIn(names.cpuShares, limits.cpuShares, 2, 262_144);
   const disk = parseSize(names.disk, limits.disk);
   if (disk < minDiskBytes) refuse(names.disk, 'must be at least 64m', limits.disk);

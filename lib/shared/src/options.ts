@@ -56,7 +56,10 @@ export function flagFields(schema: TObject, only?: readonly string[]): FlagField
 
 /** What `--help` says of a field: its description and its default. */
 function helpOf(schema: FieldOptions): string {
-  const fixed = schema.default === undefined || schema.default === false || (Array.isArray(schema.default) && schema.default.length === 0) ? undefined : String(schema.default);
+  const fixed =
+    schema.default === undefined || schema.default === false || (Array.isArray(schema.default) && schema.default.length === 0)
+      ? undefined
+      : String(schema.default);
   const given = schema.defaultText ?? fixed;
   const text = schema.description ?? '';
   return given === undefined || text.includes('(default') ? text : `${text} (default ${given})`;
@@ -67,7 +70,8 @@ export function flagsOf(schema: TObject, only?: readonly string[]): OptionSpec[]
   const specs: OptionSpec[] = [];
   for (const child of Object.values(schema.properties) as (TSchema & FieldOptions)[]) {
     if (typeof child.flag === 'string') {
-      if (!only || only.includes(child.flag)) specs.push({ flag: child.flag, type: child.type === 'boolean' ? 'boolean' : 'string', describe: helpOf(child) });
+      if (!only || only.includes(child.flag))
+        specs.push({ flag: child.flag, type: child.type === 'boolean' ? 'boolean' : 'string', describe: helpOf(child) });
     } else if (child.type === 'object' && (child as TObject).properties) specs.push(...flagsOf(child as TObject, only));
   }
   return specs;
@@ -126,18 +130,31 @@ export function flagRefusal(errors: ValidationError[], document: Record<string, 
   const error = errors.find((e) => e.keyword !== 'anyOf') ?? errors[0];
   const field = (error?.instancePath ?? '').split('/')[1] ?? (error?.params['missingProperty'] as string | undefined) ?? 'request';
   const { name, hint } = nameAndHint(naming, field);
-  if (!error || error.keyword === 'required') return new ToolError('usage', 'missing-flag', `${name}: required${hint ? ` (${hint})` : ''}`, { field });
-  if (error.keyword === 'additionalProperties') return new ToolError('usage', 'bad-flag', `${name}: unknown field ${JSON.stringify(error.params['additionalProperty'])}`, { field });
-  const value = error.instancePath.split('/').slice(1).reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], document);
-  const constants = errors.filter((e) => e.keyword === 'const' && e.instancePath === error.instancePath).map((e) => String(e.params['allowedValue']));
+  if (!error || error.keyword === 'required')
+    return new ToolError('usage', 'missing-flag', `${name}: required${hint ? ` (${hint})` : ''}`, { field });
+  if (error.keyword === 'additionalProperties')
+    return new ToolError('usage', 'bad-flag', `${name}: unknown field ${JSON.stringify(error.params['additionalProperty'])}`, { field });
+  const value = error.instancePath
+    .split('/')
+    .slice(1)
+    .reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], document);
+  const constants = errors
+    .filter((e) => e.keyword === 'const' && e.instancePath === error.instancePath)
+    .map((e) => String(e.params['allowedValue']));
   const expected =
     constants.length > 0
       ? `one of ${constants.join(', ')}`
       : error.keyword === 'pattern' && error.params['pattern'] === '^/'
         ? 'an absolute path'
-        : (hint ?? (error.keyword === 'minLength' ? 'a non-empty string' : error.keyword === 'type' ? `one ${String(error.params['type'])}` : (error.message ?? error.keyword)));
+        : (hint ??
+          (error.keyword === 'minLength'
+            ? 'a non-empty string'
+            : error.keyword === 'type'
+              ? `one ${String(error.params['type'])}`
+              : (error.message ?? error.keyword)));
   const relative = error.keyword === 'pattern' && error.params['pattern'] === '^/';
-  const code = field === 'runtime' && constants.length > 0 ? 'unknown-runtime' : field === 'root' && relative ? 'relative-root' : 'bad-flag';
+  const code =
+    field === 'runtime' && constants.length > 0 ? 'unknown-runtime' : field === 'root' && relative ? 'relative-root' : 'bad-flag';
   return new ToolError('usage', code, `${name}: expected ${expected}, got ${JSON.stringify(value)}`, { field });
 }
 
@@ -146,7 +163,12 @@ export function flagRefusal(errors: ValidationError[], document: Record<string, 
  * the command computed (paths from the environment), then what was given, checked by the
  * schema's generated validator. Throws 80 naming the flag of the first bad field.
  */
-export function normalise<T>(validate: Validator<T>, naming: Naming, given: Record<string, unknown>, computed: Record<string, unknown> = {}): T {
+export function normalise<T>(
+  validate: Validator<T>,
+  naming: Naming,
+  given: Record<string, unknown>,
+  computed: Record<string, unknown> = {},
+): T {
   const document: Record<string, unknown> = { ...defaultsOf(naming.schema), ...computed };
   for (const [field, value] of Object.entries(given)) if (value !== undefined) document[field] = value;
   if (!validate(document)) throw flagRefusal(validate.errors ?? [], document, naming);
@@ -154,6 +176,11 @@ export function normalise<T>(validate: Validator<T>, naming: Naming, given: Reco
 }
 
 /** A command's options from its parsed flags (by camelCase name): the flags given, the defaults, the schema's check. */
-export function readOptions<T>(validate: Validator<T>, schema: TObject, values: Record<string, unknown>, computed: Record<string, unknown> = {}): T {
+export function readOptions<T>(
+  validate: Validator<T>,
+  schema: TObject,
+  values: Record<string, unknown>,
+  computed: Record<string, unknown> = {},
+): T {
   return normalise(validate, { schema }, givenOf(schema, values), computed);
 }

@@ -72,7 +72,11 @@ function refusal(tool: ToolSpec, args: string[], message: string | undefined, er
   if (err instanceof ToolError) return err;
   let why = (message || err?.message || 'cannot read the arguments').replace(/\s+/g, ' ').trim();
   const unknownArguments = /^Unknown arguments?: (.*)$/.exec(why);
-  if (unknownArguments) why = `unknown argument${unknownArguments[1]!.includes(', ') ? 's' : ''}: ${unknownArguments[1]!.split(', ').map((key) => asTyped(args, key)).join(', ')}`;
+  if (unknownArguments)
+    why = `unknown argument${unknownArguments[1]!.includes(', ') ? 's' : ''}: ${unknownArguments[1]!
+      .split(', ')
+      .map((key) => asTyped(args, key))
+      .join(', ')}`;
   const command = unknownCommand(tool, args);
   if (command !== undefined) why = /^Did you mean/.test(why) ? `unknown command "${command}": ${why}` : `unknown command "${command}"`;
   return new ToolError('usage', 'bad-flag', `${why} (see --help)`);
@@ -85,9 +89,15 @@ function declareCommand(y: Argv, command: CommandSpec): Argv {
     y.option(f.flag, { type, describe: f.describe, requiresArg: type !== 'boolean' });
   }
   for (const o of command.options ?? []) {
-    y.option(o.flag, { type: o.type, describe: o.describe, requiresArg: o.type !== 'boolean', ...(o.default === undefined ? {} : { default: o.default }) });
+    y.option(o.flag, {
+      type: o.type,
+      describe: o.describe,
+      requiresArg: o.type !== 'boolean',
+      ...(o.default === undefined ? {} : { default: o.default }),
+    });
   }
-  if (command.takesCommand) y.positional('command', { type: 'string', array: true, describe: 'arguments; those after -- are passed on untouched' });
+  if (command.takesCommand)
+    y.positional('command', { type: 'string', array: true, describe: 'arguments; those after -- are passed on untouched' });
   for (const [example, what] of command.examples ?? []) y.example(example, what);
   return y;
 }
@@ -112,12 +122,19 @@ function buildParser(tool: ToolSpec, args: string[], chose: (command: CommandSpe
     });
   for (const command of tool.commands) {
     const name = command.name === '$0' ? '$0' : command.name;
-    parser.command(command.takesCommand ? `${name} [command..]` : name, command.describe, (y) => declareCommand(y, command), (argv) => chose(command, argv));
+    parser.command(
+      command.takesCommand ? `${name} [command..]` : name,
+      command.describe,
+      (y) => declareCommand(y, command),
+      (argv) => chose(command, argv),
+    );
   }
   // A tool with commands also gets `completion`. yargs' completion does not see a default
   // command's flags, and `completion` would there be the contained command's first word.
   if (!tool.commands.some((c) => c.name === '$0')) {
-    parser.completion('completion', 'print a bash completion script for this tool (source it from ~/.bashrc)').demandCommand(1, 'name a command');
+    parser
+      .completion('completion', 'print a bash completion script for this tool (source it from ~/.bashrc)')
+      .demandCommand(1, 'name a command');
   }
   return parser;
 }

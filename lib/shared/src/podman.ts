@@ -132,10 +132,15 @@ async function runPodmanIn(argv: string[], args: string[], call: PodmanCall, cwd
   const expect = call.expect ?? [0];
   if (expect !== 'any' && !expect.includes(exitCode)) {
     const why = result.timedOut ? `timed out after ${timeoutMs} ms` : `exit ${exitCode}`;
-    throw new ToolError('internal', 'podman-failed', `podman ${args[0] ?? ''} failed (${why}): ${out.stderr.trim().split('\n').slice(-3).join(' | ')}`, {
-      argv: out.argv,
-      exitCode,
-    });
+    throw new ToolError(
+      'internal',
+      'podman-failed',
+      `podman ${args[0] ?? ''} failed (${why}): ${out.stderr.trim().split('\n').slice(-3).join(' | ')}`,
+      {
+        argv: out.argv,
+        exitCode,
+      },
+    );
   }
   return out;
 }

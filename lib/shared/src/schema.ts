@@ -16,13 +16,19 @@ export function Closed<T extends TProperties>(properties: T, options: ObjectOpti
 /** An absolute path (starts with "/"); containment is path-guard's job, not the schema's. */
 /** At most `max` items named, then a count (shared/bounded-list): every list a session can make long. */
 export function Bounded<T extends TSchema>(item: T, max: number, description: string) {
-  return Closed({ named: Type.Array(item, { maxItems: max }), others: Type.Integer({ minimum: 0, description: 'how many more there were' }) }, { description });
+  return Closed(
+    { named: Type.Array(item, { maxItems: max }), others: Type.Integer({ minimum: 0, description: 'how many more there were' }) },
+    { description },
+  );
 }
 
 export const AbsolutePath = Type.String({ minLength: 1, pattern: '^/', description: 'an absolute path' });
 
 /** A container's network: none, or a network namespace the caller made; never the host's or a bridge. */
-export const ContainerNetwork = Type.String({ pattern: '^(none|ns:/run/netns/[A-Za-z0-9_.-]+)$', description: '"none" (default) or "ns:/run/netns/<name>"' });
+export const ContainerNetwork = Type.String({
+  pattern: '^(none|ns:/run/netns/[A-Za-z0-9_.-]+)$',
+  description: '"none" (default) or "ns:/run/netns/<name>"',
+});
 
 /** The error document every tool writes on failure. */
 export const ErrorDocumentSchema = Type.Object(
@@ -60,7 +66,14 @@ export const Mount = Closed(
 );
 
 /** A size as podman takes it: "512m", "4G", "1.5g", "512MiB" or bytes (parsed by lib/shared/src/limits.ts). */
-export const SizeText = Type.String({ pattern: '^[0-9]+(\\.[0-9]+)? ?[kmgtpKMGTP]?([iI]?[bB])?$', description: 'bytes, or a number with a unit k/m/g/t' });
+export const SizeText = Type.String({
+  pattern: '^[0-9]+(\\.[0-9]+)? ?[kmgtpKMGTP]?([iI]?[bB])?$',
+  description: 'bytes, or a number with a unit k/m/g/t',
+});
 
 /** "90s", "45m", "2h", "1h30m" or seconds (parsed by lib/shared/src/limits.ts). */
-export const DurationText = Type.String({ pattern: '^([0-9]+|([0-9]+h)?([0-9]+m)?([0-9]+s)?)$', minLength: 1, description: 'seconds, or a duration such as 45m or 1h30m' });
+export const DurationText = Type.String({
+  pattern: '^([0-9]+|([0-9]+h)?([0-9]+m)?([0-9]+s)?)$',
+  minLength: 1,
+  description: 'seconds, or a duration such as 45m or 1h30m',
+});

@@ -22,7 +22,17 @@
 
 import { escapedByte, nameFromBytes } from './byte-names.js';
 
-const named: Record<number, string> = { 0x07: '\\a', 0x08: '\\b', 0x09: '\\t', 0x0a: '\\n', 0x0b: '\\v', 0x0c: '\\f', 0x0d: '\\r', 0x1b: '\\e', 0x5c: '\\\\' };
+const named: Record<number, string> = {
+  0x07: '\\a',
+  0x08: '\\b',
+  0x09: '\\t',
+  0x0a: '\\n',
+  0x0b: '\\v',
+  0x0c: '\\f',
+  0x0d: '\\r',
+  0x1b: '\\e',
+  0x5c: '\\\\',
+};
 
 const hex2 = (n: number) => n.toString(16).padStart(2, '0');
 const hex4 = (n: number) => n.toString(16).padStart(4, '0');

@@ -98,8 +98,15 @@ t.test('argv it cannot read as declared is refused with 80, code bad-flag', asyn
     t.equal(out.exitCode, 80, label);
     t.equal(JSON.parse(out.output).error.code, 'bad-flag', label);
   }
-  t.match(JSON.parse((await main(tool, [...base, '--force'], io)).output).error.message, /unknown argument: --force\b/, 'the message names the flag as typed');
-  t.match(JSON.parse((await main(tool, [...base, '--remove=yes'], io)).output).error.message, /--remove: expected true or false, got "yes"/);
+  t.match(
+    JSON.parse((await main(tool, [...base, '--force'], io)).output).error.message,
+    /unknown argument: --force\b/,
+    'the message names the flag as typed',
+  );
+  t.match(
+    JSON.parse((await main(tool, [...base, '--remove=yes'], io)).output).error.message,
+    /--remove: expected true or false, got "yes"/,
+  );
   t.equal(rows.length, 10, 'every row ran');
 });
 
@@ -110,11 +117,19 @@ t.test('a repeated single-value flag is refused by the schema, naming the field'
 });
 
 t.test('--help and -h print every flag of the command, and win over anything else before --', async (t) => {
-  for (const argv of [['run', '--help'], ['run', '-h'], ['run', '--force', '--help']]) {
+  for (const argv of [
+    ['run', '--help'],
+    ['run', '-h'],
+    ['run', '--force', '--help'],
+  ]) {
     const out = await main(tool, argv, io);
     t.equal(out.exitCode, 0, JSON.stringify(argv));
     const flags = [...out.output.matchAll(/^\s+(?:-h, )?(--[a-z-]+)/gm)].map((m) => m[1]);
-    t.same(flags.sort(), ['--dry-run', '--env', '--grace', '--help', '--image', '--limits', '--remove', '--session-id', '--version'], JSON.stringify(argv));
+    t.same(
+      flags.sort(),
+      ['--dry-run', '--env', '--grace', '--help', '--image', '--limits', '--remove', '--session-id', '--version'],
+      JSON.stringify(argv),
+    );
   }
   const top = await main(tool, ['--help'], io);
   t.equal(top.exitCode, 0);
@@ -135,10 +150,14 @@ t.test('a typo of a command is refused (80) with the command it resembles', asyn
   const out = await main(tool, ['rnu', '--image', 'i'], io);
   t.equal(out.exitCode, 80);
   t.match(JSON.parse(out.output).error, { code: 'bad-flag', message: /^unknown command "rnu": Did you mean run\?/ });
-  t.match(JSON.parse((await main(tool, ['zzzzzz'], io)).output).error.message, /^unknown command "zzzzzz" \(see --help\)$/, 'nothing resembles it');
+  t.match(
+    JSON.parse((await main(tool, ['zzzzzz'], io)).output).error.message,
+    /^unknown command "zzzzzz" \(see --help\)$/,
+    'nothing resembles it',
+  );
 });
 
-t.test('completion prints a bash script, and the script\'s question is answered with commands and flags', async (t) => {
+t.test("completion prints a bash script, and the script's question is answered with commands and flags", async (t) => {
   const script = await main(tool, ['completion'], io);
   t.equal(script.exitCode, 0);
   t.match(script.output, /^complete -o bashdefault -o default -F _fixture_yargs_completions fixture$/m);
@@ -150,7 +169,18 @@ t.test('completion prints a bash script, and the script\'s question is answered 
 });
 
 t.test('no argument at all runs the default command without loading yargs, or asks for a command', async (t) => {
-  const single: ToolSpec = { name: 'single', summary: 's', commands: [{ name: '$0', describe: 'd', options: [{ flag: 'grace', type: 'number', describe: 'g', default: 3 }], run: async (_i, ctx) => ({ output: ctx.options }) }] };
+  const single: ToolSpec = {
+    name: 'single',
+    summary: 's',
+    commands: [
+      {
+        name: '$0',
+        describe: 'd',
+        options: [{ flag: 'grace', type: 'number', describe: 'g', default: 3 }],
+        run: async (_i, ctx) => ({ output: ctx.options }),
+      },
+    ],
+  };
   t.same(await main(single, [], io), { output: '{"grace":3}\n', exitCode: 0 });
   const none = await main(tool, [], io);
   t.equal(none.exitCode, 80);

@@ -38,7 +38,11 @@ t.test('a link planted at a directory component is removed as a link; the file i
   const before = sha(w.credential);
   symlinkSync(path.join(w.user, '.codex'), path.join(w.home, '.codex'));
   const out = removeBeneath(w.home, path.join(w.home, '.codex', 'auth.json'));
-  t.same(out, { removed: false, plantedLink: path.join(w.home, '.codex'), linkTarget: path.join(w.user, '.codex') }, 'the link is reported with what it pointed at');
+  t.same(
+    out,
+    { removed: false, plantedLink: path.join(w.home, '.codex'), linkTarget: path.join(w.user, '.codex') },
+    'the link is reported with what it pointed at',
+  );
   t.notOk(present(path.join(w.home, '.codex')), 'the link is gone from the home');
   t.equal(sha(w.credential), before, "the host user's credential is byte-identical");
 });
@@ -60,7 +64,11 @@ t.test('a link deeper down (.config/cursor) and a link at the target itself are 
   t.equal(deep.plantedLink, path.join(w.home, '.config', 'cursor'));
   t.ok(lstatSync(path.join(w.home, '.config')).isDirectory(), 'the real directory above it stays');
   const last = removeBeneath(w.home, path.join(w.home, 'log'));
-  t.same(last, { removed: true, plantedLink: path.join(w.home, 'log'), linkTarget: w.credential }, 'a link at the name itself: removed, and that was the target');
+  t.same(
+    last,
+    { removed: true, plantedLink: path.join(w.home, 'log'), linkTarget: w.credential },
+    'a link at the name itself: removed, and that was the target',
+  );
   t.equal(sha(w.credential), before, 'the file both pointed at is byte-identical');
 });
 
@@ -80,7 +88,11 @@ t.test('real files and trees are removed; a link inside a removed tree is unlink
 t.test("a link's target that is not UTF-8 is reported without loss", async (t) => {
   const w = world(t);
   symlinkSync(Buffer.from([0x2f, 0x78, 0x9b, 0x1b]), path.join(w.home, '.codex'));
-  t.equal(removeBeneath(w.home, path.join(w.home, '.codex', 'auth.json')).linkTarget, '/x\udc9b\x1b', 'each byte that is not UTF-8 as U+DC00+byte (shared/byte-names)');
+  t.equal(
+    removeBeneath(w.home, path.join(w.home, '.codex', 'auth.json')).linkTarget,
+    '/x\udc9b\x1b',
+    'each byte that is not UTF-8 as U+DC00+byte (shared/byte-names)',
+  );
 });
 
 t.test('clearLinkBeneath removes a planted link and keeps what is real', async (t) => {
@@ -106,12 +118,20 @@ t.test('the root must be a real directory, and the target strictly beneath it', 
   const w = world(t);
   const linked = path.join(w.base, 'linked-home');
   symlinkSync(w.user, linked);
-  t.throws(() => removeBeneath(linked, path.join(linked, '.codex', 'auth.json')), /is not a real directory/, 'a root that is a link is refused');
+  t.throws(
+    () => removeBeneath(linked, path.join(linked, '.codex', 'auth.json')),
+    /is not a real directory/,
+    'a root that is a link is refused',
+  );
   t.ok(existsSync(w.credential), 'and nothing was removed through it');
   for (const outside of [w.home, path.join(w.home, '..', 'other'), w.user, '/etc/passwd']) {
     t.throws(() => removeBeneath(w.home, outside), /is not beneath/, `${outside} is refused`);
   }
-  t.same(removeBeneath(path.join(w.base, 'none'), path.join(w.base, 'none', 'x')), { removed: false }, 'a root that is not there holds nothing');
+  t.same(
+    removeBeneath(path.join(w.base, 'none'), path.join(w.base, 'none', 'x')),
+    { removed: false },
+    'a root that is not there holds nothing',
+  );
   writeFileSync(path.join(w.home, '..name'), 'x');
   t.same(removeBeneath(w.home, path.join(w.home, '..name')), { removed: true }, 'a name that starts with two dots is beneath');
 });
@@ -125,7 +145,11 @@ t.test('readBeneath reads a regular file only: never through a link, never a FIF
   symlinkSync(w.credential, path.join(w.home, 'planted'));
   t.same(readBeneath(w.home, path.join(w.home, 'planted'), 1024), { plantedLink: path.join(w.home, 'planted') }, 'a link at the name');
   symlinkSync(path.join(w.user, '.codex'), path.join(w.home, '.codex'));
-  t.same(readBeneath(w.home, path.join(w.home, '.codex', 'auth.json'), 1024), { plantedLink: path.join(w.home, '.codex') }, 'a link on the way');
+  t.same(
+    readBeneath(w.home, path.join(w.home, '.codex', 'auth.json'), 1024),
+    { plantedLink: path.join(w.home, '.codex') },
+    'a link on the way',
+  );
   execFileSync('mkfifo', [path.join(w.home, 'fifo')]);
   t.same(readBeneath(w.home, path.join(w.home, 'fifo'), 1024), {}, 'a FIFO is not read (and does not hang)');
   mkdirSync(path.join(w.home, 'dir'));

@@ -51,16 +51,25 @@ t.test('a missing field is named', async (t) => {
 
 t.test('a bound is named with the value that broke it', async (t) => {
   t.equal(refusal({ ...good, limits: { ...limits, pids: 0 } }).message, 'input.limits.pids: must be >= 1, got number 0');
-  t.match(refusal({ ...good, mounts: [{ source: 'rel', destination: '/w', readOnly: true }] }).message, /^input\.mounts\[0\]\.source: must match pattern "\^\/", got string "rel"$/);
+  t.match(
+    refusal({ ...good, mounts: [{ source: 'rel', destination: '/w', readOnly: true }] }).message,
+    /^input\.mounts\[0\]\.source: must match pattern "\^\/", got string "rel"$/,
+  );
 });
 
-t.test('a union names its alternatives; the root name is the caller\'s (a flag here)', async (t) => {
+t.test("a union names its alternatives; the root name is the caller's (a flag here)", async (t) => {
   t.throws(() => validateDocument(RuntimeName, 'nope', '--runtime'), {
     code: 'invalid-field',
     message: '--runtime: must be one of "codex", "claude", "cursor-agent", got string "nope"',
   });
-  t.equal(refusal({ ...good, limits: { ...limits, memory: true } }).message, 'input.limits.memory: must be string or be integer, got boolean true');
-  t.match(refusal({ ...good, limits: { ...limits, memory: 'lots' } }).message, /^input\.limits\.memory: must match pattern ".+" or be integer, got string "lots"$/);
+  t.equal(
+    refusal({ ...good, limits: { ...limits, memory: true } }).message,
+    'input.limits.memory: must be string or be integer, got boolean true',
+  );
+  t.match(
+    refusal({ ...good, limits: { ...limits, memory: 'lots' } }).message,
+    /^input\.limits\.memory: must match pattern ".+" or be integer, got string "lots"$/,
+  );
 });
 
 t.test('any byte string either parses to a valid document or is refused with 80 naming input', async (t) => {

@@ -13,10 +13,12 @@ const byName = Object.fromEntries(Object.entries(namedEscapes).map(([k, v]) => [
 const bidiAndSeparators = [0x061c, 0x200e, 0x200f, 0x2028, 0x2029, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069];
 
 /** The expected escape of one control code point (string input). */
-const expectedEscape = (cp: number) => byName[cp] ?? (cp < 0x80 ? `\\x${cp.toString(16).padStart(2, '0')}` : `\\u${cp.toString(16).padStart(4, '0')}`);
+const expectedEscape = (cp: number) =>
+  byName[cp] ?? (cp < 0x80 ? `\\x${cp.toString(16).padStart(2, '0')}` : `\\u${cp.toString(16).padStart(4, '0')}`);
 
 /** True when a code point must never be printed raw. */
-const isUnsafe = (cp: number) => cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || bidiAndSeparators.includes(cp) || (cp >= 0xd800 && cp <= 0xdfff);
+const isUnsafe = (cp: number) =>
+  cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || bidiAndSeparators.includes(cp) || (cp >= 0xd800 && cp <= 0xdfff);
 
 /** Every code point of the output is printable and none is a control. */
 function printable(out: string): boolean {
@@ -27,7 +29,7 @@ function printable(out: string): boolean {
 /** The test's decoder: the output back to bytes. */
 function decode(out: string): Buffer {
   const bytes: number[] = [];
-  for (let i = 0; i < out.length; ) {
+  for (let i = 0; i < out.length;) {
     if (out[i] !== '\\') {
       const ch = String.fromCodePoint(out.codePointAt(i)!);
       bytes.push(...Buffer.from(ch, 'utf8'));

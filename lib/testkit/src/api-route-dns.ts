@@ -40,7 +40,12 @@ function question(msg: Buffer): { name: string; type: number; end: number } | un
   while (at < msg.length && msg[at] !== 0) {
     const len = msg[at]!;
     if (len > 63 || at + 1 + len > msg.length) return undefined;
-    labels.push(msg.subarray(at + 1, at + 1 + len).toString('latin1').toLowerCase());
+    labels.push(
+      msg
+        .subarray(at + 1, at + 1 + len)
+        .toString('latin1')
+        .toLowerCase(),
+    );
     at += 1 + len;
   }
   if (at + 5 > msg.length) return undefined;

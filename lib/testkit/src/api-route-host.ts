@@ -45,7 +45,11 @@ export interface OpenApiRoute extends ApiRoute {
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 /** Starts a script that prints JSON lines; resolves with its first {"event":"listening"}. */
-async function startScript(argv: string[], name: 'relay' | 'dns', onEvent: ApiRouteOptions['onEvent']): Promise<{ child: ResultPromise; listening: Record<string, unknown> }> {
+async function startScript(
+  argv: string[],
+  name: 'relay' | 'dns',
+  onEvent: ApiRouteOptions['onEvent'],
+): Promise<{ child: ResultPromise; listening: Record<string, unknown> }> {
   const child = execa(argv[0]!, argv.slice(1), { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', buffer: false, reject: false });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -81,7 +85,13 @@ type Api = { v4: string; v6: string };
  * socket. The child comes back wrapped: it is a thenable, which an async function would wait for.
  */
 async function startRelay(options: ApiRouteOptions, netns: string, api: Api, socket: string): Promise<{ child: ResultPromise }> {
-  const relay: RelayConfig = { listen: [{ address: api.v4, port: 443 }, { address: api.v6, port: 443 }], socket };
+  const relay: RelayConfig = {
+    listen: [
+      { address: api.v4, port: 443 },
+      { address: api.v6, port: 443 },
+    ],
+    socket,
+  };
   const config = path.join(options.stateDir, 'relay.json');
   await writeFile(config, JSON.stringify(relay), { mode: 0o600 });
   const argv = ['ip', 'netns', 'exec', netns, process.execPath, path.join(here, 'api-route-relay.js'), config];
@@ -113,7 +123,8 @@ export async function openApiRoute(t: Teardown, options: ApiRouteOptions): Promi
       await execa('ip', ['netns', 'del', netns], { reject: false });
       await execa('ip', ['link', 'del', hv], { reject: false });
       await release();
-      for (const name of ['route.json', 'relay.json', 'dns.json', path.basename(userDir)]) await rm(path.join(options.stateDir, name), { recursive: true, force: true });
+      for (const name of ['route.json', 'relay.json', 'dns.json', path.basename(userDir)])
+        await rm(path.join(options.stateDir, name), { recursive: true, force: true });
     })());
   t.teardown(stop);
   try {
@@ -128,7 +139,13 @@ export async function openApiRoute(t: Teardown, options: ApiRouteOptions): Promi
     const dns = await startDns(options, api);
     children.push(dns.child);
 
-    const route: ApiRoute = { names: [...options.names], ...api, uid: options.uid, socket, dns: { address: options.dns.address, port: dns.port } };
+    const route: ApiRoute = {
+      names: [...options.names],
+      ...api,
+      uid: options.uid,
+      socket,
+      dns: { address: options.dns.address, port: dns.port },
+    };
     await writeFile(path.join(options.stateDir, 'route.json'), `${JSON.stringify(route, null, 2)}\n`, { mode: 0o644 });
     return { ...route, netns, hostSide, stop };
   } catch (err) {

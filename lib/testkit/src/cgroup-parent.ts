@@ -46,7 +46,11 @@ export function testCgroupParent(t: Teardown, label: string): TestCgroupParent {
   const v2 = cgroupMode() === 'v2';
   t.teardown(async () => {
     if (manager === 'systemd') {
-      await execa('systemctl', [...(uid === 0 ? [] : ['--user']), 'stop', arg], { reject: false, env: podmanEnv(process.env), extendEnv: false });
+      await execa('systemctl', [...(uid === 0 ? [] : ['--user']), 'stop', arg], {
+        reject: false,
+        env: podmanEnv(process.env),
+        extendEnv: false,
+      });
     }
     if (v2) await removeTree(`/sys/fs/cgroup${relPath}`);
     else for (const hierarchy of await readdir('/sys/fs/cgroup')) await removeTree(`/sys/fs/cgroup/${hierarchy}${relPath}`);

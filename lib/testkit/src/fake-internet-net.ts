@@ -14,7 +14,6 @@ interface Addresses {
 
 const slotRoot = '/run/agent-sandbox-fake-internet';
 
-
 /** A run that died (SIGKILL, a timeout) left its namespace, veth and routes: remove them. */
 async function clearStale(dir: string, slot: number): Promise<void> {
   const names = JSON.parse(await readFile(path.join(dir, 'names.json'), 'utf8').catch(() => '{}')) as { netns?: string; hv?: string };
@@ -62,7 +61,14 @@ export const slotV6Net = (slot: number) => (slot === 0 ? '2001:db8::' : `2001:db
 const ip = (args: string[]) => execa('ip', args);
 const inNs = (netns: string, args: string[]) => execa('ip', ['netns', 'exec', netns, ...args]);
 
-export async function makeNetwork(netns: string, slot: number, hv: string, nv: string, hosts: Addresses[], hostSide: { v4: string; v6: string }) {
+export async function makeNetwork(
+  netns: string,
+  slot: number,
+  hv: string,
+  nv: string,
+  hosts: Addresses[],
+  hostSide: { v4: string; v6: string },
+) {
   const base = slot * 16;
   const v6net = slotV6Net(slot);
   await ip(['netns', 'add', netns]);

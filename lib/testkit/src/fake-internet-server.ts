@@ -25,7 +25,14 @@ const emit = (event: Record<string, unknown>) => process.stdout.write(`${JSON.st
 
 function respond(listener: ListenerConfig, req: http.IncomingMessage, res: http.ServerResponse): void {
   const url = new URL(req.url ?? '/', 'http://x');
-  emit({ event: 'request', server: listener.server, port: listener.port, method: req.method, path: req.url, host: req.headers.host ?? null });
+  emit({
+    event: 'request',
+    server: listener.server,
+    port: listener.port,
+    method: req.method,
+    path: req.url,
+    host: req.headers.host ?? null,
+  });
   if (url.pathname === '/stream') {
     const total = Number(url.searchParams.get('bytes') ?? '0');
     res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(total) });
@@ -73,7 +80,13 @@ function upgrade(listener: ListenerConfig, req: http.IncomingMessage, socket: ne
 
 function listen(listener: ListenerConfig): Promise<void> {
   const onConnection = (socket: net.Socket) => {
-    emit({ event: 'connection', server: listener.server, port: listener.port, kind: listener.kind, family: net.isIPv6(listener.address) ? 6 : 4 });
+    emit({
+      event: 'connection',
+      server: listener.server,
+      port: listener.port,
+      kind: listener.kind,
+      family: net.isIPv6(listener.address) ? 6 : 4,
+    });
     socket.on('error', () => undefined);
   };
   let server: net.Server;

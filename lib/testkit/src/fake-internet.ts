@@ -84,7 +84,13 @@ function listenersFor(hosts: { key: FakeServer; host: FakeHost }[], ca: TestCa):
 
 /** Starts the servers in the namespace; resolves once all listen (wrapped: the child is a thenable). */
 async function startServers(netns: string, configFile: string, events: ServerEvent[]): Promise<{ child: ResultPromise }> {
-  const child = execa('ip', ['netns', 'exec', netns, process.execPath, serverScript, configFile], { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', buffer: false, reject: false });
+  const child = execa('ip', ['netns', 'exec', netns, process.execPath, serverScript, configFile], {
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    buffer: false,
+    reject: false,
+  });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   await new Promise<void>((resolve, reject) => {
@@ -138,7 +144,19 @@ export async function startFakeInternet(t: Teardown, options: FakeInternetOption
     }
     await makeNetwork(netns, slot, hv, nv, [api, blocked, ...extra.map((h) => ({ name: h.names[0]!, v4: h.v4, v6: h.v6 }))], hostSide);
     const configFile = path.join(options.dir, 'fake-internet-listeners.json');
-    await writeFile(configFile, JSON.stringify(listenersFor([{ key: 'api', host: api }, { key: 'blocked', host: blocked }], ca)), { mode: 0o600 });
+    await writeFile(
+      configFile,
+      JSON.stringify(
+        listenersFor(
+          [
+            { key: 'api', host: api },
+            { key: 'blocked', host: blocked },
+          ],
+          ca,
+        ),
+      ),
+      { mode: 0o600 },
+    );
     const events: ServerEvent[] = [];
     ({ child } = await startServers(netns, configFile, events));
     return { ...assemble({ netns, api, blocked, hostSide, ca, events, child, stop }), extra };
@@ -148,7 +166,16 @@ export async function startFakeInternet(t: Teardown, options: FakeInternetOption
   }
 }
 
-function assemble(parts: { netns: string; api: FakeHost; blocked: FakeHost; hostSide: { v4: string; v6: string }; ca: TestCa; events: ServerEvent[]; child: ResultPromise; stop(): Promise<void> }): Omit<FakeInternet, 'extra'> {
+function assemble(parts: {
+  netns: string;
+  api: FakeHost;
+  blocked: FakeHost;
+  hostSide: { v4: string; v6: string };
+  ca: TestCa;
+  events: ServerEvent[];
+  child: ResultPromise;
+  stop(): Promise<void>;
+}): Omit<FakeInternet, 'extra'> {
   const { api, blocked, hostSide, events, child } = parts;
   const names: Record<string, string[]> = {
     [api.name]: [api.v4, api.v6],

@@ -33,14 +33,23 @@ export interface TestGitResult {
 /** git in `cwd` (safe.directory for it alone); the result whatever the status. */
 export async function runTestGit(cwd: string, args: string[], options: TestGitOptions = {}): Promise<TestGitResult> {
   const gitArgs = ['-c', `safe.directory=*`, '-C', cwd, ...args];
-  const [file, argv] = options.asUid === undefined ? ['git', gitArgs] : ['setpriv', ['--reuid', String(options.asUid), '--regid', String(options.asUid), '--clear-groups', '--', 'git', ...gitArgs]];
-  const out = await execa(file, argv, { env: { ...testGitEnv, ...options.env }, extendEnv: false, reject: false, timeout: options.timeoutMs ?? 120_000 });
+  const [file, argv] =
+    options.asUid === undefined
+      ? ['git', gitArgs]
+      : ['setpriv', ['--reuid', String(options.asUid), '--regid', String(options.asUid), '--clear-groups', '--', 'git', ...gitArgs]];
+  const out = await execa(file, argv, {
+    env: { ...testGitEnv, ...options.env },
+    extendEnv: false,
+    reject: false,
+    timeout: options.timeoutMs ?? 120_000,
+  });
   return { exitCode: out.exitCode ?? -1, stdout: String(out.stdout), stderr: String(out.stderr) };
 }
 
 /** git in `cwd`; its trimmed stdout, or an error naming the command and git's complaint. */
 export async function git(cwd: string, ...args: string[]): Promise<string> {
   const out = await runTestGit(cwd, args);
-  if (out.exitCode !== 0) throw new Error(`git ${args.join(' ')} in ${cwd}: exit ${out.exitCode}: ${out.stderr.trim().split('\n').pop() ?? ''}`);
+  if (out.exitCode !== 0)
+    throw new Error(`git ${args.join(' ')} in ${cwd}: exit ${out.exitCode}: ${out.stderr.trim().split('\n').pop() ?? ''}`);
   return out.stdout.trim();
 }

@@ -121,7 +121,13 @@ function untilListening(child: ResultPromise): Promise<void> {
 }
 
 /** Starts model-server.mjs (in `netns`, or where the caller is) with `extra` arguments; resolves once it listens. */
-async function spawnServer(t: Teardown | undefined, netns: string | null, options: ModelServerOptions, extra: string[], onStop: () => Promise<void>): Promise<RunningModelServer> {
+async function spawnServer(
+  t: Teardown | undefined,
+  netns: string | null,
+  options: ModelServerOptions,
+  extra: string[],
+  onStop: () => Promise<void>,
+): Promise<RunningModelServer> {
   const script = path.join(options.dir, 'model-steps.json');
   const record = path.join(options.dir, 'model-requests.jsonl');
   await writeFile(script, JSON.stringify(options.steps));
@@ -136,8 +142,17 @@ async function spawnServer(t: Teardown | undefined, netns: string | null, option
   t?.teardown(stop);
   try {
     const sha = options.expectedTokenSha256 ?? createHash('sha256').update(options.expectedToken).digest('hex');
-    const args = [process.execPath, path.join(repoRoot, 'test/model-server/model-server.mjs'),
-      '--script', script, '--record', record, '--token-sha256', sha, ...extra];
+    const args = [
+      process.execPath,
+      path.join(repoRoot, 'test/model-server/model-server.mjs'),
+      '--script',
+      script,
+      '--record',
+      record,
+      '--token-sha256',
+      sha,
+      ...extra,
+    ];
     if (options.refreshAccessToken) args.push('--refresh-access-token', options.refreshAccessToken);
     const [file, ...argv] = netns === null ? args : ['ip', 'netns', 'exec', netns, ...args];
     child = execa(file!, argv, { stdio: ['ignore', 'ignore', 'pipe'], reject: false });
@@ -180,7 +195,12 @@ export interface ApiModelServer extends RunningModelServer {
 }
 
 /** The model server at one of the fake internet's extra hosts, TLS on 443 for all its names. */
-export async function startApiModelServer(t: Teardown, fi: FakeInternet, host: ExtraHost, options: Omit<ModelServerOptions, 'port'>): Promise<ApiModelServer> {
+export async function startApiModelServer(
+  t: Teardown,
+  fi: FakeInternet,
+  host: ExtraHost,
+  options: Omit<ModelServerOptions, 'port'>,
+): Promise<ApiModelServer> {
   const extra = ['--port', '443', '--host', host.v4, '--host', host.v6, '--tls-cert', host.tls.certFile, '--tls-key', host.tls.keyFile];
   const server = await spawnServer(t, fi.netns, options, extra, async () => undefined);
   return { ...server, host, urls: Object.fromEntries(host.names.map((n) => [n, `https://${n}`])) };
@@ -191,7 +211,11 @@ export async function startApiModelServer(t: Teardown, fi: FakeInternet, host: E
  * API route's relay reaches. A socket file left by a server that is gone is removed first; one
  * a live server holds is an error (one route, one session at a time).
  */
-export async function startSocketModelServer(t: Teardown, socket: string, options: ModelServerOptions & { tls: { certFile: string; keyFile: string } }): Promise<RunningModelServer> {
+export async function startSocketModelServer(
+  t: Teardown,
+  socket: string,
+  options: ModelServerOptions & { tls: { certFile: string; keyFile: string } },
+): Promise<RunningModelServer> {
   if (existsSync(socket)) {
     const live = await new Promise<boolean>((resolve) => {
       const probe = net.connect(socket, () => {

@@ -19,7 +19,20 @@ export interface HostsEntry {
 export async function privateHosts(dir: string, entries: readonly HostsEntry[]): Promise<string[]> {
   const file = path.join(dir, 'hosts');
   const lines = entries.map((e) => `${e.address} ${e.names.join(' ')}`);
-  await writeFile(file, `${readFileSync('/etc/hosts', 'utf8').trimEnd()}\n# agent-sandbox test: the fake internet\n${lines.join('\n')}\n`, { mode: 0o644 });
+  await writeFile(file, `${readFileSync('/etc/hosts', 'utf8').trimEnd()}\n# agent-sandbox test: the fake internet\n${lines.join('\n')}\n`, {
+    mode: 0o644,
+  });
   // `exec` keeps the pid: the command is the process the caller waits for and signals.
-  return ['unshare', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', 'mount --bind -- "$1" /etc/hosts && shift && exec "$@"', 'private-hosts', file];
+  return [
+    'unshare',
+    '--mount',
+    '--propagation',
+    'private',
+    '--',
+    '/bin/sh',
+    '-c',
+    'mount --bind -- "$1" /etc/hosts && shift && exec "$@"',
+    'private-hosts',
+    file,
+  ];
 }

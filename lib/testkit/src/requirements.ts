@@ -39,13 +39,26 @@ const imageTimeoutMs = 60_000;
 function hasImage(image: string): boolean {
   if (!imageKnown.has(image)) {
     const argv = [...podmanGlobalArgs(), 'image', 'exists', image];
-    const out = spawnSync(podmanBinary, argv, { encoding: 'utf8', env: podmanEnv(process.env), stdio: ['ignore', 'ignore', 'pipe'], timeout: imageTimeoutMs });
+    const out = spawnSync(podmanBinary, argv, {
+      encoding: 'utf8',
+      env: podmanEnv(process.env),
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: imageTimeoutMs,
+    });
     const stderr = (out.stderr ?? '').trim();
     const answered = out.status === 0 || (out.status === 1 && stderr === '');
     if (!answered) {
       const timedOut = (out.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT';
-      const why = timedOut ? `no answer within ${imageTimeoutMs / 1000} s` : out.error ? out.error.message : out.signal ? `killed by ${out.signal}` : `exit ${out.status}`;
-      throw new Error(`requirements: \`podman ${argv.join(' ')}\` failed (${why}), so whether ${image} is here is unknown: fix podman; this is not a skip. stderr: ${stderr.slice(-500)}`);
+      const why = timedOut
+        ? `no answer within ${imageTimeoutMs / 1000} s`
+        : out.error
+          ? out.error.message
+          : out.signal
+            ? `killed by ${out.signal}`
+            : `exit ${out.status}`;
+      throw new Error(
+        `requirements: \`podman ${argv.join(' ')}\` failed (${why}), so whether ${image} is here is unknown: fix podman; this is not a skip. stderr: ${stderr.slice(-500)}`,
+      );
     }
     imageKnown.set(image, out.status === 0);
   }
@@ -66,7 +79,8 @@ export function missing(req: Requirements): string[] {
     if (mode !== req.cgroup) out.push(`cgroup ${req.cgroup} (this host is cgroup ${mode})`);
   }
   if ((req.podman || req.images) && !existsSync(podmanBinary)) out.push('podman');
-  for (const image of req.images ?? []) if (existsSync(podmanBinary) && !hasImage(image)) out.push(`the image ${image} (bash ${imageBuildScript(image)})`);
+  for (const image of req.images ?? [])
+    if (existsSync(podmanBinary) && !hasImage(image)) out.push(`the image ${image} (bash ${imageBuildScript(image)})`);
   for (const command of req.commands ?? []) if (!onPath(command)) out.push(`the command ${command}`);
   if (req.arch && process.arch !== req.arch) out.push(`${req.arch} (this is ${process.arch})`);
   if (req.userManager && !existsSync(`/run/user/${uid}/bus`)) out.push(`a systemd user manager for uid ${uid}`);

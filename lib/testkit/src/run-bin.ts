@@ -26,8 +26,7 @@ export async function runBin(
   args: string[] = [],
   options: { input?: unknown; env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number; prefix?: readonly string[] } = {},
 ): Promise<BinRun> {
-  const input =
-    options.input === undefined ? '' : typeof options.input === 'string' ? options.input : JSON.stringify(options.input);
+  const input = options.input === undefined ? '' : typeof options.input === 'string' ? options.input : JSON.stringify(options.input);
   // prefix: a command the tool runs under (e.g. privateHosts(): a mount namespace of its own).
   const [file, ...argv] = [...(options.prefix ?? []), binPath(tool), ...args];
   const result = await execa(file!, argv, {

@@ -53,7 +53,15 @@ export interface RootOptions {
 /** The credential a runtime's CLI reads, as a document holding the canary. */
 function defaultCredential(runtime: FixtureRuntime, canary: string): unknown {
   if (runtime === 'codex') return { OPENAI_API_KEY: canary };
-  return { claudeAiOauth: { accessToken: canary, refreshToken: 'r', expiresAt: Date.now() + 86_400_000, scopes: ['user:inference'], subscriptionType: 'max' } };
+  return {
+    claudeAiOauth: {
+      accessToken: canary,
+      refreshToken: 'r',
+      expiresAt: Date.now() + 86_400_000,
+      scopes: ['user:inference'],
+      subscriptionType: 'max',
+    },
+  };
 }
 
 /** A permitted root and a host HOME whose credential holds a canary; removed at teardown. */
@@ -70,9 +78,18 @@ export async function sessionRoot(t: Teardown, label: string, options: RootOptio
   if (options.credential !== false) {
     credential = path.join(hostHome, credentialPaths[runtime]);
     await mkdir(path.dirname(credential), { recursive: true, mode: 0o700 });
-    await writeFile(credential, JSON.stringify((options.credential ?? ((c: string) => defaultCredential(runtime, c)))(canary)), { mode: 0o600 });
+    await writeFile(credential, JSON.stringify((options.credential ?? ((c: string) => defaultCredential(runtime, c)))(canary)), {
+      mode: 0o600,
+    });
   }
-  return { base, root, hostHome, credential, canary, env: { HOME: hostHome, PATH: process.env['PATH'] ?? '/usr/bin:/bin', LANG: 'C.UTF-8' } };
+  return {
+    base,
+    root,
+    hostHome,
+    credential,
+    canary,
+    env: { HOME: hostHome, PATH: process.env['PATH'] ?? '/usr/bin:/bin', LANG: 'C.UTF-8' },
+  };
 }
 
 export interface SessionWorkspace {
@@ -129,7 +146,12 @@ export async function chownToAgent(dir: string): Promise<void> {
 }
 
 /** A workspace under the root, owned by the agent uid, with the given files; its container removed at teardown. */
-export async function sessionWorkspace(t: Teardown, root: SessionRoot, label: string, options: WorkspaceOptions = {}): Promise<SessionWorkspace> {
+export async function sessionWorkspace(
+  t: Teardown,
+  root: SessionRoot,
+  label: string,
+  options: WorkspaceOptions = {},
+): Promise<SessionWorkspace> {
   const id = options.id ?? `astest-${label}-${randomBytes(3).toString('hex')}`;
   const ws = path.join(root.root, 'workspaces', id);
   if (options.prepare) await options.prepare(ws);
@@ -153,11 +175,23 @@ export async function sessionWorkspace(t: Teardown, root: SessionRoot, label: st
 
 /** The launcher's flags for a session in this workspace: runtime (codex unless `extra` names one), workspace, root, ledger. */
 export function launcherFlags(root: SessionRoot, ws: SessionWorkspace, extra: string[] = []): string[] {
-  return [...(extra.includes('--runtime') ? [] : ['--runtime', 'codex']), '--workspace', ws.id, '--root', root.root, '--ledger', ws.ledger, ...extra];
+  return [
+    ...(extra.includes('--runtime') ? [] : ['--runtime', 'codex']),
+    '--workspace',
+    ws.id,
+    '--root',
+    root.root,
+    '--ledger',
+    ws.ledger,
+    ...extra,
+  ];
 }
 
 /** A JSON-lines file's documents (none when it does not exist). */
 export function jsonLines(file: string): Array<Record<string, any>> {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, any>);
 }

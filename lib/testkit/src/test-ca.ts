@@ -34,11 +34,30 @@ const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes
 async function signServer(dir: string, serial: number, names: readonly string[]): Promise<ServerCert> {
   const base = `server-${serial}`;
   const san = names.map((n) => `DNS:${n}`).join(',');
-  await writeFile(path.join(dir, `${base}.ext`), `subjectAltName=${san}\nextendedKeyUsage=serverAuth\nbasicConstraints=critical,CA:FALSE\n`);
+  await writeFile(
+    path.join(dir, `${base}.ext`),
+    `subjectAltName=${san}\nextendedKeyUsage=serverAuth\nbasicConstraints=critical,CA:FALSE\n`,
+  );
   await openssl(['req', '-new', ...ec, '-keyout', `${base}.key`, '-out', `${base}.csr`, '-subj', `/CN=${names[0]}`], dir);
   await openssl(
-    ['x509', '-req', '-in', `${base}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-set_serial', String(1000 + serial), '-days', '2',
-      '-extfile', `${base}.ext`, '-out', `${base}.crt`],
+    [
+      'x509',
+      '-req',
+      '-in',
+      `${base}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-set_serial',
+      String(1000 + serial),
+      '-days',
+      '2',
+      '-extfile',
+      `${base}.ext`,
+      '-out',
+      `${base}.crt`,
+    ],
     dir,
   );
   const keyFile = path.join(dir, `${base}.key`);
@@ -49,8 +68,23 @@ async function signServer(dir: string, serial: number, names: readonly string[])
 /** EC P-256 keys (fast to make); valid for two days; subjectAltName holds the name. */
 export async function makeTestCa(dir: string, names: readonly string[]): Promise<TestCa> {
   await openssl(
-    ['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=agent-sandbox test CA (one run)',
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'],
+    [
+      'req',
+      '-x509',
+      ...ec,
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=agent-sandbox test CA (one run)',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ],
     dir,
   );
   let serial = 0;

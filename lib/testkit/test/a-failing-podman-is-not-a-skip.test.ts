@@ -24,12 +24,22 @@ t.test('a present image is no skip (control)', async (t) => {
 
 t.test('podman failing while asked is thrown, not reported as a missing image', rootOnly, async (t) => {
   // Control: the same podman call as nobody really fails, with its reason on stderr.
-  const direct = await execa('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'podman', 'image', 'exists', sessionImage], { reject: false, cwd: '/', env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent' }, extendEnv: false });
+  const direct = await execa('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'podman', 'image', 'exists', sessionImage], {
+    reject: false,
+    cwd: '/',
+    env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent' },
+    extendEnv: false,
+  });
   t.equal(direct.exitCode, 1, 'podman as nobody exits 1, the status of an absent image');
   t.match(direct.stderr, /\S/, 'and says why on stderr');
   const script = `import(${JSON.stringify(requirements)}).then((m) => { try { console.log(JSON.stringify({ gaps: m.missing({ images: [${JSON.stringify(sessionImage)}] }) })); } catch (e) { console.log(JSON.stringify({ thrown: e.message })); } })`;
-  const out = await execa('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '-e', script], { reject: false, cwd: '/', env: { PATH: '/usr/bin:/bin' }, extendEnv: false });
-  t.equal(out.exitCode, 0, "node ran as nobody");
+  const out = await execa('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '-e', script], {
+    reject: false,
+    cwd: '/',
+    env: { PATH: '/usr/bin:/bin' },
+    extendEnv: false,
+  });
+  t.equal(out.exitCode, 0, 'node ran as nobody');
   const answer = JSON.parse(String(out.stdout));
   t.notOk(answer.gaps, 'no list of missing things came back (that would be a skip)');
   t.match(answer.thrown, /podman .*image exists.* failed \(exit 1\).*this is not a skip/, 'the failure is thrown with its cause');

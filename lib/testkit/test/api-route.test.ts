@@ -20,11 +20,22 @@ const names = ['api.openai.com', 'api.anthropic.com'];
 /** One POST to the route's address as `name`, over TLS trusting `ca`: the status and body. */
 function post(address: string, name: string, ca: string, body: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = https.request({ host: address, port: 443, servername: name, ca, method: 'POST', path: '/v1/responses', headers: { host: name, authorization: 'Bearer sk-route-test', 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.on('data', (d: Buffer) => (text += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = https.request(
+      {
+        host: address,
+        port: 443,
+        servername: name,
+        ca,
+        method: 'POST',
+        path: '/v1/responses',
+        headers: { host: name, authorization: 'Bearer sk-route-test', 'content-type': 'application/json' },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -45,7 +56,10 @@ function exchange(address: string): Promise<string> {
 /** node as `uid`, listening on `socket`: 'listening', or the error code. */
 async function listenAs(uid: number, socket: string): Promise<string> {
   const script = `const s=require('net').createServer().listen(${JSON.stringify(socket)},()=>{console.log('listening');s.close()});s.on('error',(e)=>console.log(e.code))`;
-  const out = await execa('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', process.execPath, '-e', script], { reject: false, cwd: '/' });
+  const out = await execa('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', process.execPath, '-e', script], {
+    reject: false,
+    cwd: '/',
+  });
   return String(out.stdout).trim();
 }
 
@@ -59,10 +73,18 @@ t.test('the API route: the names resolve there, and its relay reaches the user s
   resolver.setServers([`127.0.0.1:${route.dns.port}`]);
   for (const name of names) {
     t.same(await resolver.resolve4(name), [route.v4], `${name} resolves to the route's IPv4 address`);
-    t.same(await resolver.resolve6(name.toUpperCase()), [route.v6], `${name.toUpperCase()} resolves to its IPv6 address (names are case-blind)`);
+    t.same(
+      await resolver.resolve6(name.toUpperCase()),
+      [route.v6],
+      `${name.toUpperCase()} resolves to its IPv6 address (names are case-blind)`,
+    );
   }
   await t.rejects(resolver.resolve4('example.com'), { code: 'ENOTFOUND' }, 'any other name does not resolve');
-  t.same(JSON.parse(readFileSync(path.join(stateDir, 'route.json'), 'utf8')), { names, v4: route.v4, v6: route.v6, uid: 1000, socket: route.socket, dns: route.dns }, 'route.json says what was opened');
+  t.same(
+    JSON.parse(readFileSync(path.join(stateDir, 'route.json'), 'utf8')),
+    { names, v4: route.v4, v6: route.v6, uid: 1000, socket: route.socket, dns: route.dns },
+    'route.json says what was opened',
+  );
   t.equal(findApiRoute(path.join(stateDir, 'route.json')), undefined, "root finds no route of its own there (it is uid 1000's)");
 
   t.equal(statSync(path.dirname(route.socket)).mode & 0o777, 0o700, "the socket's directory is mode 0700");
@@ -74,7 +96,12 @@ t.test('the API route: the names resolve there, and its relay reaches the user s
 
   const ca = await makeTestCa(dir, []);
   const cert = await ca.issue(names);
-  const server = await startSocketModelServer(t, route.socket, { steps: [{ say: 'done' }], expectedToken: 'sk-route-test', dir, tls: { certFile: cert.certFile, keyFile: cert.keyFile } });
+  const server = await startSocketModelServer(t, route.socket, {
+    steps: [{ say: 'done' }],
+    expectedToken: 'sk-route-test',
+    dir,
+    tls: { certFile: cert.certFile, keyFile: cert.keyFile },
+  });
   for (const address of [route.v4, route.v6]) {
     const answer = await post(address, 'api.openai.com', ca.certPem, JSON.stringify({ input: [] }));
     t.equal(answer.status, 200, `TLS as api.openai.com at ${address}: the model server answered`);
@@ -82,14 +109,27 @@ t.test('the API route: the names resolve there, and its relay reaches the user s
   }
   const requests = await server.requests();
   t.equal(requests.length, 2, 'the model server recorded both requests');
-  t.ok(requests.every((r) => r.host === 'api.openai.com' && r.tokenMatched === true), 'each with its Host and the expected token');
-  await t.rejects(post(route.v4, 'api.openai.com', readFileSync('/etc/ssl/certs/ca-certificates.crt', 'utf8'), '{}'), 'control: a client that does not trust the test CA refuses the server');
+  t.ok(
+    requests.every((r) => r.host === 'api.openai.com' && r.tokenMatched === true),
+    'each with its Host and the expected token',
+  );
+  await t.rejects(
+    post(route.v4, 'api.openai.com', readFileSync('/etc/ssl/certs/ca-certificates.crt', 'utf8'), '{}'),
+    'control: a client that does not trust the test CA refuses the server',
+  );
 
   const viaVeth = new RegExp(`dev ${route.netns.replace('-', '')}h`);
-  t.match((await execa('ip', ['route', 'get', route.v4])).stdout, viaVeth, "control: while open, the API address is routed through the route's veth");
+  t.match(
+    (await execa('ip', ['route', 'get', route.v4])).stdout,
+    viaVeth,
+    "control: while open, the API address is routed through the route's veth",
+  );
   await route.stop();
   t.notOk((await execa('ip', ['netns', 'list'])).stdout.includes(route.netns), 'stop removes the network namespace');
-  t.notOk(existsSync(path.join(stateDir, 'route.json')) || existsSync(path.dirname(route.socket)), 'and route.json and the socket directory');
+  t.notOk(
+    existsSync(path.join(stateDir, 'route.json')) || existsSync(path.dirname(route.socket)),
+    'and route.json and the socket directory',
+  );
   for (const address of [route.v4, route.v6]) {
     const via = await execa('ip', ['route', 'get', address], { reject: false });
     t.notMatch(`${via.stdout}${via.stderr}`, viaVeth, `and the route to ${address} through its veth`);

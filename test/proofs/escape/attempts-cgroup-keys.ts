@@ -21,7 +21,8 @@ const aboveDir = v2 ? '/sys/fs/cgroup' : '/sys/fs/cgroup/memory';
 export const cgroupKeyAttempts: Array<Attempt<ProbeCtx>> = [
   {
     key: 'cgroupfs',
-    claim: "writing the session's own limits (memory, memory+swap, pids, CPU quota) or cgroup.procs fails with EROFS and the limits stay; no parent cgroup or release_agent is reachable",
+    claim:
+      "writing the session's own limits (memory, memory+swap, pids, CPU quota) or cgroup.procs fails with EROFS and the limits stay; no parent cgroup or release_agent is reachable",
     script: () => String.raw`for f in ${cgroupLimitFiles.join(' ')}; do
   before=$(cat /sys/fs/cgroup/$f); err=$( (echo -1 > /sys/fs/cgroup/$f) 2>&1 ); rc=$?; echo "write $f rc=$rc same=$([ "$before" = "$(cat /sys/fs/cgroup/$f)" ] && echo yes || echo no) $err"
 done
@@ -32,9 +33,17 @@ echo "release_agent=$(find /sys/fs/cgroup -name release_agent | wc -l)"
 echo "pids.max=$(cat ${pidsDir}/pids.max)"`,
     check: (t, out, c) => {
       for (const f of cgroupLimitFiles) {
-        t.match(out, new RegExp(`^write ${f} rc=[1-9]\\d* same=yes .*/sys/fs/cgroup/${f}: Read-only file system$`, 'm'), `${f}: the read-only mount refuses the write (EROFS) and the value stays`);
+        t.match(
+          out,
+          new RegExp(`^write ${f} rc=[1-9]\\d* same=yes .*/sys/fs/cgroup/${f}: Read-only file system$`, 'm'),
+          `${f}: the read-only mount refuses the write (EROFS) and the value stays`,
+        );
       }
-      t.match(out, /^procs=[1-9]\d* .*cgroup\.procs: Read-only file system$/m, 'joining the own cgroup again fails: the read-only mount refuses cgroup.procs');
+      t.match(
+        out,
+        /^procs=[1-9]\d* .*cgroup\.procs: Read-only file system$/m,
+        'joining the own cgroup again fails: the read-only mount refuses cgroup.procs',
+      );
       t.match(out, /^parent-procs=[1-9]/m, 'moving into the directory above fails');
       t.notMatch(/^pids-dir=(.*)$/m.exec(out)?.[1] ?? '', /libpod|agent-sandbox|astest/, 'no other cgroup is listed beside the own one');
       t.match(out, /^release_agent=0$/m, 'no release_agent file is reachable');
@@ -43,7 +52,8 @@ echo "pids.max=$(cat ${pidsDir}/pids.max)"`,
   },
   {
     key: 'keyring',
-    claim: "the host user's kernel keyring is out of reach: its keys cannot be found, read, changed or unlinked, and nothing can be linked into it (keyctl, add_key, request_key)",
+    claim:
+      "the host user's kernel keyring is out of reach: its keys cannot be found, read, changed or unlinked, and nothing can be linked into it (keyctl, add_key, request_key)",
     script: (c) => `perl "$ASTEST/keys.pl" ${c.hostKey.description}`,
     check: async (t, out, c) => {
       t.notMatch(out, /^search ok=/m, "the host user's key cannot be found by its description");

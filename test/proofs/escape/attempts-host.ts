@@ -19,7 +19,13 @@ function alive(pid: number): boolean {
 }
 
 function victimPaths(c: ProbeCtx): string[] {
-  return [c.victim.ws.path, c.victim.ws.home, c.victim.secretsDir, path.dirname(c.victim.ws.path), path.dirname(path.dirname(c.victim.ws.path))];
+  return [
+    c.victim.ws.path,
+    c.victim.ws.home,
+    c.victim.secretsDir,
+    path.dirname(c.victim.ws.path),
+    path.dirname(path.dirname(c.victim.ws.path)),
+  ];
 }
 
 export const hostAttempts: Array<Attempt<ProbeCtx>> = [
@@ -47,16 +53,24 @@ sc seize-host-sleep 101 i:0x4206 i:${c.hostPid} i:0 i:0
 sc attach-other-session 101 i:16 i:${c.victim.agentHostPid} i:0 i:0
 sc kill-0-host-sleep 62 i:${c.hostPid} i:0`,
     check: (t, out, c) => {
-      refused(t, out, ['attach-host-sleep', 'seize-host-sleep', 'attach-other-session', 'kill-0-host-sleep'], [ESRCH], 'no such process in this namespace');
+      refused(
+        t,
+        out,
+        ['attach-host-sleep', 'seize-host-sleep', 'attach-other-session', 'kill-0-host-sleep'],
+        [ESRCH],
+        'no such process in this namespace',
+      );
       t.ok(alive(c.hostPid), 'the host sleep is alive');
       t.equal(readFileSync(`/proc/${c.hostPid}/status`, 'utf8').match(/^TracerPid:\s+(\d+)$/m)?.[1], '0', 'and nothing traces it');
     },
   },
   {
     key: 'setuid',
-    claim: "no setuid binary gains anything: NoNewPrivs is 1 and every capability set is 0; su and mount fail, sudo is absent, and a root-owned setuid binary planted in the workspace (a mount without nosuid) runs as uid 1000, while on the host the same file run by uid 1000 runs as root",
+    claim:
+      'no setuid binary gains anything: NoNewPrivs is 1 and every capability set is 0; su and mount fail, sudo is absent, and a root-owned setuid binary planted in the workspace (a mount without nosuid) runs as uid 1000, while on the host the same file run by uid 1000 runs as root',
     peer: 'codex linux-sandbox test_no_new_privs_is_enabled, sandboxed_command_has_no_effective_or_permitted_capabilities; sandbox-runtime "should prevent privilege escalation attempts"',
-    rootOnly: 'rootless launcher: the setuid-root plant and its control need root (a root-owned setuid file, run on the host by uid 1000 to gain euid 0)',
+    rootOnly:
+      'rootless launcher: the setuid-root plant and its control need root (a root-owned setuid file, run on the host by uid 1000 to gain euid 0)',
     script: (c) => String.raw`grep -E '^(NoNewPrivs|Cap(Inh|Prm|Eff|Bnd|Amb)):' /proc/self/status
 echo "setuid-binaries=$(find / -xdev -perm -4000 -type f 2>/dev/null | wc -l)"
 su -c id root < /dev/null; echo "su=$?"
@@ -66,27 +80,40 @@ echo "plant=$(stat -c '%u %a' ${c.setuidPlant.inside}) mount=$(awk '$5 == "${c.w
 ${c.setuidPlant.inside} -e 'print "suid-plant euid=$> uid=$<\n"'`,
     check: async (t, out, c) => {
       t.match(out, /^NoNewPrivs:\s+1$/m, 'NoNewPrivs is 1');
-      for (const set of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb']) t.match(out, new RegExp(`^${set}:\\s+0{16}$`, 'm'), `${set} is 0`);
+      for (const set of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb'])
+        t.match(out, new RegExp(`^${set}:\\s+0{16}$`, 'm'), `${set} is 0`);
       t.ok(Number(/^setuid-binaries=(\d+)$/m.exec(out)?.[1]) > 0, 'the image does have setuid-root binaries to try');
       t.match(out, /^su=1$/m, 'su fails');
       t.match(out, /must be superuser/, 'setuid-root mount runs without root: "must be superuser"');
       t.match(out, /^mount=32$/m, 'mount fails');
       t.match(out, /^sudo absent$/m, 'there is no sudo');
       t.match(out, /^plant=0 4755 mount=rw,(?!.*nosuid)/m, 'inside, the plant is root-owned and setuid, on a mount that honours setuid');
-      t.equal(await plantEuidOnHost(c.setuidPlant.host), 'euid=0 uid=1000', 'control: on the host, uid 1000 running the plant (no NoNewPrivs) gets euid 0');
+      t.equal(
+        await plantEuidOnHost(c.setuidPlant.host),
+        'euid=0 uid=1000',
+        'control: on the host, uid 1000 running the plant (no NoNewPrivs) gets euid 0',
+      );
       t.match(out, /^suid-plant euid=1000 uid=1000$/m, 'inside, the same plant runs as uid 1000: no privilege gained');
     },
   },
   {
     key: 'podman-socket',
     claim: "no container runtime socket or binary is reachable: podman's and docker's sockets are absent and connecting to them fails",
-    script: () => String.raw`for p in /run/podman/podman.sock /var/run/podman/podman.sock /var/run/docker.sock /run/docker.sock /run/containerd/containerd.sock /run/user/1000/podman/podman.sock /run/crio/crio.sock; do
+    script:
+      () => String.raw`for p in /run/podman/podman.sock /var/run/podman/podman.sock /var/run/docker.sock /run/docker.sock /run/containerd/containerd.sock /run/user/1000/podman/podman.sock /run/crio/crio.sock; do
   if [ -e "$p" ]; then echo "present $p"; else echo "absent $p"; fi
 done
 for b in podman docker runc crun conmon nsenter-host; do command -v $b; done; echo "binaries-listed"
 node "$ASTEST/net-probe.js" unix:/run/podman/podman.sock unix:/var/run/docker.sock`,
     check: (t, out) => {
-      for (const p of ['/run/podman/podman.sock', '/var/run/podman/podman.sock', '/var/run/docker.sock', '/run/docker.sock', '/run/containerd/containerd.sock', '/run/user/1000/podman/podman.sock']) {
+      for (const p of [
+        '/run/podman/podman.sock',
+        '/var/run/podman/podman.sock',
+        '/var/run/docker.sock',
+        '/run/docker.sock',
+        '/run/containerd/containerd.sock',
+        '/run/user/1000/podman/podman.sock',
+      ]) {
         t.match(out, new RegExp(`^absent ${p}$`, 'm'), `${p} is absent`);
       }
       t.match(out, /^binaries-listed$/m);
@@ -97,24 +124,27 @@ node "$ASTEST/net-probe.js" unix:/run/podman/podman.sock unix:/var/run/docker.so
   },
   {
     key: 'other-session',
-    claim: "another session running beside this one in the same root is out of reach: its workspace, home and staged credential are at no path, no file holds its canary, and its files are unchanged",
-    script: (c) => [
-      'echo "workspaces=$(ls -A /sandbox/workspaces | tr \'\\n\' \' \')"',
-      ...victimPaths(c).map((p) => `if [ -e ${p} ]; then echo "present ${p}"; else echo "absent ${p}"; fi`),
-      `(echo planted > ${c.victim.ws.path}/planted) 2>&1; echo "write-other=$?"`,
-      `for r in /proc/[0-9]*/root; do [ -e "$r${c.victim.ws.path}" ] && echo "via $r"; done; echo "roots-checked"`,
-      // Every file on every mount but the image's own read-only root (built before any session).
-      // grep -D skip: rootless, the host's device nodes are bound over files that find's -type f
-      // takes for regular ones (readdir's type), and grep would read /dev/urandom without end.
-      `search() { awk '$5 != "/" && $5 !~ "^/(proc|sys)(/|$)" {print $5}' /proc/self/mountinfo | while read -r m; do find "$m" -xdev -type f -exec grep -D skip -l "$1" {} + 2>/dev/null; done; }`,
-      // control: the same search finds a file inside that holds a marker
-      `head=${c.victim.canary.slice(0, -1)}; echo "\${head}${c.victim.canary.slice(-1)}-control" > /tmp/astest-control; search "${c.victim.canary.slice(0, -1)}[${c.victim.canary.slice(-1)}]-control" | sed 's/^/control-in /'; rm -f /tmp/astest-control`,
-      // [x]: the pattern does not match this script's own text
-      `search "${c.victim.canary.slice(0, -1)}[${c.victim.canary.slice(-1)}]" | sed 's/^/canary-in /'; echo "searched"`,
-    ].join('\n'),
+    claim:
+      'another session running beside this one in the same root is out of reach: its workspace, home and staged credential are at no path, no file holds its canary, and its files are unchanged',
+    script: (c) =>
+      [
+        "echo \"workspaces=$(ls -A /sandbox/workspaces | tr '\\n' ' ')\"",
+        ...victimPaths(c).map((p) => `if [ -e ${p} ]; then echo "present ${p}"; else echo "absent ${p}"; fi`),
+        `(echo planted > ${c.victim.ws.path}/planted) 2>&1; echo "write-other=$?"`,
+        `for r in /proc/[0-9]*/root; do [ -e "$r${c.victim.ws.path}" ] && echo "via $r"; done; echo "roots-checked"`,
+        // Every file on every mount but the image's own read-only root (built before any session).
+        // grep -D skip: rootless, the host's device nodes are bound over files that find's -type f
+        // takes for regular ones (readdir's type), and grep would read /dev/urandom without end.
+        `search() { awk '$5 != "/" && $5 !~ "^/(proc|sys)(/|$)" {print $5}' /proc/self/mountinfo | while read -r m; do find "$m" -xdev -type f -exec grep -D skip -l "$1" {} + 2>/dev/null; done; }`,
+        // control: the same search finds a file inside that holds a marker
+        `head=${c.victim.canary.slice(0, -1)}; echo "\${head}${c.victim.canary.slice(-1)}-control" > /tmp/astest-control; search "${c.victim.canary.slice(0, -1)}[${c.victim.canary.slice(-1)}]-control" | sed 's/^/control-in /'; rm -f /tmp/astest-control`,
+        // [x]: the pattern does not match this script's own text
+        `search "${c.victim.canary.slice(0, -1)}[${c.victim.canary.slice(-1)}]" | sed 's/^/canary-in /'; echo "searched"`,
+      ].join('\n'),
     check: (t, out, c) => {
       t.match(out, new RegExp(`^workspaces=${c.ws.id} $`, 'm'), 'only its own workspace is under /sandbox/workspaces');
-      for (const p of victimPaths(c)) t.match(out, new RegExp(`^absent ${p}$`, 'm'), `${p} (the other session's, or the root above it) is not there`);
+      for (const p of victimPaths(c))
+        t.match(out, new RegExp(`^absent ${p}$`, 'm'), `${p} (the other session's, or the root above it) is not there`);
       t.match(out, /^write-other=[1-9]/m, "writing at the other session's host path fails");
       t.match(out, /^roots-checked$/m);
       t.notMatch(out, /^via /m, 'no /proc/<pid>/root leads there');
@@ -131,7 +161,8 @@ node "$ASTEST/net-probe.js" unix:/run/podman/podman.sock unix:/var/run/docker.so
   },
   {
     key: 'host-files',
-    claim: "the host's root file system is out of reach: a file in the host's / (rootless: in the user's /tmp) is absent at its path, under /proc/1/root and every /proc/<pid>/root, and /etc/shadow is the image's own, unreadable",
+    claim:
+      "the host's root file system is out of reach: a file in the host's / (rootless: in the user's /tmp) is absent at its path, under /proc/1/root and every /proc/<pid>/root, and /etc/shadow is the image's own, unreadable",
     script: (c) => String.raw`f=${c.hostCanary}
 for p in $f /proc/1/root$f /proc/self/root$f; do if [ -e "$p" ]; then echo "present $p"; else echo "absent $p"; fi; done
 for r in /proc/[0-9]*/root; do [ -e "$r$f" ] && echo "via $r"; done; echo "roots-checked"
@@ -154,7 +185,8 @@ echo "root-fs=$(awk '$5 == "/" {print $9}' /proc/self/mountinfo)"`,
   },
   {
     key: 'credential',
-    claim: "the credential source is out of reach: the host's credential file is not mounted, the staged copy is read-only, and rewriting the installed copy leaves the host file byte-identical with its mtime",
+    claim:
+      "the credential source is out of reach: the host's credential file is not mounted, the staged copy is read-only, and rewriting the installed copy leaves the host file byte-identical with its mtime",
     script: (c) => String.raw`if [ -e ${c.credential.path} ]; then echo "host-path present"; else echo "host-path absent"; fi
 for op in append truncate remove chmod rename; do
   case $op in
@@ -170,7 +202,8 @@ grep -q "${c.credential.canary}" /sandbox/home/.codex/auth.json && echo "install
 echo '{"OPENAI_API_KEY":"sk-rewritten-inside"}' > /sandbox/home/.codex/auth.json; echo "installed-rewrite=$?"`,
     check: (t, out, c) => {
       t.match(out, /^host-path absent$/m, "the host credential's path does not exist inside");
-      for (const op of ['append', 'truncate', 'remove', 'chmod', 'rename']) t.match(out, new RegExp(`^staged-${op}=[1-9]`, 'm'), `the staged copy refuses ${op}`);
+      for (const op of ['append', 'truncate', 'remove', 'chmod', 'rename'])
+        t.match(out, new RegExp(`^staged-${op}=[1-9]`, 'm'), `the staged copy refuses ${op}`);
       t.match(out, /Read-only file system/, 'the refusal is the read-only mount');
       t.match(out, /^installed copy holds the canary$/m, 'control: the installed copy is the staged credential');
       t.match(out, /^installed-rewrite=0$/m, 'the agent can rewrite its installed copy');
@@ -189,7 +222,11 @@ export const signalAttempt: Attempt<ProbeCtx> = {
   script: (c) => `perl "$ASTEST/kill-all.pl" ${c.hostPid} ${c.victim.agentHostPid}`,
   check: (t, out, c) => {
     t.match(out, new RegExp(`^host-pid ${c.hostPid} errno=${ESRCH}$`, 'm'), "the host sleep's pid number: ESRCH");
-    t.match(out, new RegExp(`^host-pid ${c.victim.agentHostPid} errno=${ESRCH}$`, 'm'), "the other session's agent's host pid number: ESRCH");
+    t.match(
+      out,
+      new RegExp(`^host-pid ${c.victim.agentHostPid} errno=${ESRCH}$`, 'm'),
+      "the other session's agent's host pid number: ESRCH",
+    );
     t.match(out, /^pid_max=\d+ spared=[\d,]+ signalled=\d+ pids=/m, 'every pid number but its own line of ancestors was tried');
     t.ok(alive(c.hostPid), 'the host sleep is alive');
     t.equal(c.victimOutcome?.exitCode, 0, 'the other session ran to its own end (exit 0)');

@@ -16,12 +16,29 @@ export const globalSysctls = ['kernel/core_pattern', 'kernel/panic', 'vm/overcom
 export const readSysctl = (name: string) => readFileSync(`/proc/sys/${name}`, 'utf8');
 
 /** The OCI runtime's default /dev: crun adds the core link (to /proc/kcore, which podman masks). */
-const defaultDev = [...(ociRuntime() === 'crun' ? ['core'] : []), 'fd', 'full', 'mqueue', 'null', 'ptmx', 'pts', 'random', 'shm', 'stderr', 'stdin', 'stdout', 'tty', 'urandom', 'zero'];
+const defaultDev = [
+  ...(ociRuntime() === 'crun' ? ['core'] : []),
+  'fd',
+  'full',
+  'mqueue',
+  'null',
+  'ptmx',
+  'pts',
+  'random',
+  'shm',
+  'stderr',
+  'stdin',
+  'stdout',
+  'tty',
+  'urandom',
+  'zero',
+];
 
 export const kernelAttempts: Array<Attempt<ProbeCtx>> = [
   {
     key: 'proc-sys',
-    claim: "writes to /proc/sys (core_pattern, panic, overcommit_memory, printk, the namespaced hostname and ip_forward) fail with EROFS; the host's values stay",
+    claim:
+      "writes to /proc/sys (core_pattern, panic, overcommit_memory, printk, the namespaced hostname and ip_forward) fail with EROFS; the host's values stay",
     script: () =>
       [...globalSysctls, 'kernel/hostname', 'net/ipv4/ip_forward']
         .map((f) => `v=$(cat /proc/sys/${f}); (printf '%s\\n' "$v" > /proc/sys/${f}) 2>&1; echo "write ${f}=$?"`)
@@ -38,11 +55,21 @@ export const kernelAttempts: Array<Attempt<ProbeCtx>> = [
     key: 'sys-write',
     claim: 'writes to /sys (uevent_helper, transparent_hugepage, a network device, a module parameter) fail with EROFS',
     script: () =>
-      ['/sys/kernel/uevent_helper', '/sys/kernel/mm/transparent_hugepage/enabled', '/sys/class/net/lo/mtu', '/sys/module/printk/parameters/time']
+      [
+        '/sys/kernel/uevent_helper',
+        '/sys/kernel/mm/transparent_hugepage/enabled',
+        '/sys/class/net/lo/mtu',
+        '/sys/module/printk/parameters/time',
+      ]
         .map((f) => `(echo astest-invalid > ${f}) 2>&1; echo "write ${f}=$?"`)
         .join('\n'),
     check: (t, out) => {
-      for (const f of ['/sys/kernel/uevent_helper', '/sys/kernel/mm/transparent_hugepage/enabled', '/sys/class/net/lo/mtu', '/sys/module/printk/parameters/time']) {
+      for (const f of [
+        '/sys/kernel/uevent_helper',
+        '/sys/kernel/mm/transparent_hugepage/enabled',
+        '/sys/class/net/lo/mtu',
+        '/sys/module/printk/parameters/time',
+      ]) {
         t.match(out, new RegExp(`^write ${f}=[1-9]`, 'm'), `writing ${f} fails`);
         t.match(out, new RegExp(`${f}: Read-only file system`), `${f}: the read-only /sys refuses it`);
       }
@@ -50,8 +77,10 @@ export const kernelAttempts: Array<Attempt<ProbeCtx>> = [
   },
   {
     key: 'kernel-log',
-    claim: "the kernel log is out of reach: syslog(2)'s actions that always need CAP_SYSLOG (READ, CONSOLE_LEVEL) answer EPERM whatever dmesg_restrict says (on the host the same calls pass as root and fail with the capability dropped); /proc/kmsg cannot be opened, /dev/kmsg does not exist; with the host's dmesg_restrict 1 dmesg and READ_ALL/SIZE_BUFFER are refused too",
-    rootOnly: 'rootless launcher: its control needs root (syslog(2) asks for CAP_SYSLOG in the initial user namespace, which no user namespace of uid 1000 has)',
+    claim:
+      "the kernel log is out of reach: syslog(2)'s actions that always need CAP_SYSLOG (READ, CONSOLE_LEVEL) answer EPERM whatever dmesg_restrict says (on the host the same calls pass as root and fail with the capability dropped); /proc/kmsg cannot be opened, /dev/kmsg does not exist; with the host's dmesg_restrict 1 dmesg and READ_ALL/SIZE_BUFFER are refused too",
+    rootOnly:
+      'rootless launcher: its control needs root (syslog(2) asks for CAP_SYSLOG in the initial user namespace, which no user namespace of uid 1000 has)',
     script: () => String.raw`dmesg > /dev/null; echo "dmesg=$?"
 if [ -e /dev/kmsg ]; then echo "dev-kmsg present"; else echo "dev-kmsg absent"; fi
 head -c 1 /proc/kmsg > /dev/null; echo "proc-kmsg=$?"
@@ -63,9 +92,17 @@ sc syslog-size 103 i:10 i:0 i:0`,
     check: async (t, out) => {
       // READ with length 0 and CONSOLE_LEVEL with the invalid level 0 change nothing even where allowed.
       refused(t, out, ['syslog-read', 'syslog-console-level'], [EPERM], 'always needs CAP_SYSLOG');
-      t.equal(await scOnHost(['syslog-console-level', '103', 'i:8', 'i:0', 'i:0']), `syslog-console-level errno=${EINVAL}`, 'control: on the host root gets past the capability check (EINVAL: level 0)');
+      t.equal(
+        await scOnHost(['syslog-console-level', '103', 'i:8', 'i:0', 'i:0']),
+        `syslog-console-level errno=${EINVAL}`,
+        'control: on the host root gets past the capability check (EINVAL: level 0)',
+      );
       // CAP_SYS_ADMIN too: the kernel lets it stand in for CAP_SYSLOG here (with a warning): Debian 12's 6.1 does.
-      t.equal(await scOnHost(['syslog-console-level', '103', 'i:8', 'i:0', 'i:0'], ['syslog', 'sys_admin']), `syslog-console-level errno=${EPERM}`, 'control: and root without CAP_SYSLOG (nor CAP_SYS_ADMIN, its old stand-in) gets EPERM: the capability decides');
+      t.equal(
+        await scOnHost(['syslog-console-level', '103', 'i:8', 'i:0', 'i:0'], ['syslog', 'sys_admin']),
+        `syslog-console-level errno=${EPERM}`,
+        'control: and root without CAP_SYSLOG (nor CAP_SYS_ADMIN, its old stand-in) gets EPERM: the capability decides',
+      );
       t.match(out, /^dev-kmsg absent$/m, '/dev/kmsg does not exist');
       t.match(out, /^proc-kmsg=1$/m, '/proc/kmsg cannot be opened');
       const restrict = dmesgRestrict();
@@ -81,7 +118,8 @@ sc syslog-size 103 i:10 i:0 i:0`,
   },
   {
     key: 'devices',
-    claim: 'mknod of a block or memory device fails with EPERM; /dev holds only the default nodes; no block device, /dev/mem, /dev/kvm, /dev/fuse or /dev/net/tun exists',
+    claim:
+      'mknod of a block or memory device fails with EPERM; /dev holds only the default nodes; no block device, /dev/mem, /dev/kvm, /dev/fuse or /dev/net/tun exists',
     peer: 'sandbox-runtime "should prevent creation of special file types that could bypass restrictions"',
     script: (c) => String.raw`mknod /tmp/astest-sda b 8 0; echo "mknod-block=$?"
 mknod ${c.ws.inside}/.astest/vda b 254 0; echo "mknod-block-workspace=$?"
@@ -101,7 +139,8 @@ for d in /dev/mem /dev/kmem /dev/port /dev/kvm /dev/fuse /dev/net/tun /dev/sda /
   },
   {
     key: 'kernel-surface',
-    claim: 'module loading, kexec, bpf, perf_event_open, userfaultfd, open_by_handle_at (the "shocker" escape), iopl/ioperm, swapon, chroot and pivot_root are refused',
+    claim:
+      'module loading, kexec, bpf, perf_event_open, userfaultfd, open_by_handle_at (the "shocker" escape), iopl/ioperm, swapon, chroot and pivot_root are refused',
     script: () => String.raw`sc finit_module 313 i:0 s: i:0
 sc init_module 175 z:16 i:16 s:
 sc kexec_load 246 i:0 i:0 z:32 i:0
@@ -115,7 +154,26 @@ sc swapon 167 s:/tmp/astest-swap i:0
 sc chroot 161 s:/tmp
 sc pivot_root 155 s:/tmp s:/tmp`,
     check: (t, out) =>
-      refused(t, out, ['finit_module', 'init_module', 'kexec_load', 'bpf', 'perf_event_open', 'userfaultfd', 'open_by_handle_at', 'iopl', 'ioperm', 'swapon', 'chroot', 'pivot_root'], [EPERM, ENOSYS], 'a capability the session does not have'),
+      refused(
+        t,
+        out,
+        [
+          'finit_module',
+          'init_module',
+          'kexec_load',
+          'bpf',
+          'perf_event_open',
+          'userfaultfd',
+          'open_by_handle_at',
+          'iopl',
+          'ioperm',
+          'swapon',
+          'chroot',
+          'pivot_root',
+        ],
+        [EPERM, ENOSYS],
+        'a capability the session does not have',
+      ),
   },
   {
     key: 'clock',

@@ -26,7 +26,12 @@ unshare -Ur sh -c 'grep CapEff /proc/self/status'; echo "unshare-Ur=$?"`,
     claim: 'unshare -Urm, and unshare of a network, pid, ipc, uts, cgroup or mount namespace, fail with EPERM',
     script: () => urmFlags.map((f) => `m=$(unshare ${f} true 2>&1); echo "unshare ${f}=$? $m"`).join('\n'),
     check: (t, out) => {
-      for (const f of urmFlags) t.match(out, new RegExp(`^unshare ${f}=1 unshare: unshare failed: Operation not permitted$`, 'm'), `unshare ${f}: the unshare(2) call itself is refused with EPERM`);
+      for (const f of urmFlags)
+        t.match(
+          out,
+          new RegExp(`^unshare ${f}=1 unshare: unshare failed: Operation not permitted$`, 'm'),
+          `unshare ${f}: the unshare(2) call itself is refused with EPERM`,
+        );
     },
   },
   {
@@ -40,13 +45,20 @@ unshare -Ur sh -c 'grep CapEff /proc/self/status'; echo "unshare-Ur=$?"`,
         'sc control-unshare-fs 272 i:0x200',
       ].join('\n'),
     check: (t, out) => {
-      refused(t, out, ['user', 'mnt', 'net', 'pid', 'ipc', 'uts', 'cgroup', 'time', 'user-mnt'].map((n) => `unshare-${n}`), [EPERM], 'namespace creation is refused');
+      refused(
+        t,
+        out,
+        ['user', 'mnt', 'net', 'pid', 'ipc', 'uts', 'cgroup', 'time', 'user-mnt'].map((n) => `unshare-${n}`),
+        [EPERM],
+        'namespace creation is refused',
+      );
       t.match(out, /^control-unshare-fs ok=0$/m, 'control: unshare(CLONE_FS), which makes no namespace, still works');
     },
   },
   {
     key: 'userns-clone',
-    claim: 'clone(2) with CLONE_NEWUSER or CLONE_NEWNS fails with EPERM, clone3 answers ENOSYS, setns via nsenter fails; a plain fork still works',
+    claim:
+      'clone(2) with CLONE_NEWUSER or CLONE_NEWNS fails with EPERM, clone3 answers ENOSYS, setns via nsenter fails; a plain fork still works',
     script: () => String.raw`sc clone-newuser 56 i:0x10000011 i:0 i:0 i:0 i:0
 sc clone-newns 56 i:0x20011 i:0 i:0 i:0 i:0
 sc clone-newnet 56 i:0x40000011 i:0 i:0 i:0 i:0
@@ -63,4 +75,3 @@ nsenter -t 1 -m true; echo "nsenter-m=$?"`,
     },
   },
 ];
-

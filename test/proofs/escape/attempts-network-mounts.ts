@@ -24,7 +24,10 @@ function probeResults(t: Asserts, out: string, specs: string[], wanted: RegExp, 
 async function hostReaches(path: string | { port: number }): Promise<boolean> {
   return await new Promise((resolve) => {
     const s = typeof path === 'string' ? net.connect(path) : net.connect({ host: '127.0.0.1', port: path.port });
-    s.on('connect', () => { s.destroy(); resolve(true); });
+    s.on('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
     s.on('error', () => resolve(false));
   });
 }
@@ -50,13 +53,27 @@ echo "v6devs=$(awk '{print $10}' /proc/net/ipv6_route | sort -u | tr '\n' ' ')"`
     claim: 'there is no IPv4 route out: TCP and UDP to public and documentation addresses fail with ENETUNREACH',
     peer: 'codex linux-sandbox sandbox_blocks_curl, sandbox_blocks_nc; sandbox-runtime "should block all HTTP requests when allowedDomains is empty"',
     script: () => 'node "$ASTEST/net-probe.js" tcp:203.0.113.1:80 tcp:1.1.1.1:443 tcp:8.8.8.8:53 udp:8.8.8.8:53 udp:198.51.100.7:123',
-    check: (t, out) => probeResults(t, out, ['tcp:203.0.113.1:80', 'tcp:1.1.1.1:443', 'tcp:8.8.8.8:53', 'udp:8.8.8.8:53', 'udp:198.51.100.7:123'], /ENETUNREACH/, 'no route'),
+    check: (t, out) =>
+      probeResults(
+        t,
+        out,
+        ['tcp:203.0.113.1:80', 'tcp:1.1.1.1:443', 'tcp:8.8.8.8:53', 'udp:8.8.8.8:53', 'udp:198.51.100.7:123'],
+        /ENETUNREACH/,
+        'no route',
+      ),
   },
   {
     key: 'net-v6',
     claim: 'there is no IPv6 route out: TCP and UDP to public and documentation addresses fail with ENETUNREACH',
     script: () => 'node "$ASTEST/net-probe.js" tcp:[2001:db8::1]:80 tcp:[2606:4700:4700::1111]:443 udp:[2001:4860:4860::8888]:53',
-    check: (t, out) => probeResults(t, out, ['tcp:[2001:db8::1]:80', 'tcp:[2606:4700:4700::1111]:443', 'udp:[2001:4860:4860::8888]:53'], /ENETUNREACH/, 'no route'),
+    check: (t, out) =>
+      probeResults(
+        t,
+        out,
+        ['tcp:[2001:db8::1]:80', 'tcp:[2606:4700:4700::1111]:443', 'udp:[2001:4860:4860::8888]:53'],
+        /ENETUNREACH/,
+        'no route',
+      ),
   },
   {
     key: 'net-dns',
@@ -78,18 +95,28 @@ node "$ASTEST/net-probe.js" dns:example.com dns:api.openai.com`,
   },
   {
     key: 'net-raw',
-    claim: "raw sockets are refused with EPERM, which only CAP_NET_RAW decides: ICMP over raw IPv4 and IPv6 (what ping uses without a ping socket) and packet sockets (on the host the same calls succeed as root and fail with the capability dropped); ICMP datagram sockets are refused as ping_group_range, read inside, excludes the session's gid",
+    claim:
+      "raw sockets are refused with EPERM, which only CAP_NET_RAW decides: ICMP over raw IPv4 and IPv6 (what ping uses without a ping socket) and packet sockets (on the host the same calls succeed as root and fail with the capability dropped); ICMP datagram sockets are refused as ping_group_range, read inside, excludes the session's gid",
     peer: 'codex linux-sandbox sandbox_blocks_ping',
-    script: () => [
-      'sc raw4 41 i:2 i:3 i:1; sc raw6 41 i:10 i:3 i:58; sc packet 41 i:17 i:3 i:0x0300; sc packet-dgram 41 i:17 i:2 i:0x0300',
-      'echo "ping_group_range=$(cat /proc/sys/net/ipv4/ping_group_range | tr -s "\t " " ") gid=$(id -g)"',
-      'sc ping4 41 i:2 i:2 i:1; sc ping6 41 i:10 i:2 i:58',
-    ].join('\n'),
+    script: () =>
+      [
+        'sc raw4 41 i:2 i:3 i:1; sc raw6 41 i:10 i:3 i:58; sc packet 41 i:17 i:3 i:0x0300; sc packet-dgram 41 i:17 i:2 i:0x0300',
+        'echo "ping_group_range=$(cat /proc/sys/net/ipv4/ping_group_range | tr -s "\t " " ") gid=$(id -g)"',
+        'sc ping4 41 i:2 i:2 i:1; sc ping6 41 i:10 i:2 i:58',
+      ].join('\n'),
     check: async (t, out) => {
       refused(t, out, ['raw4', 'raw6', 'packet', 'packet-dgram'], [EPERM], 'needs CAP_NET_RAW');
       const root = rootful ? 'root' : "root of the user's own user namespace";
-      t.match(await scOnHost(['raw4', '41', 'i:2', 'i:3', 'i:1']), /^raw4 ok=\d+$/, `control: on the host, ${root} with CAP_NET_RAW opens the same raw ICMP socket`);
-      t.equal(await scOnHost(['raw4', '41', 'i:2', 'i:3', 'i:1'], 'net_raw'), `raw4 errno=${EPERM}`, `control: and ${root} without CAP_NET_RAW is refused with EPERM: the capability decides`);
+      t.match(
+        await scOnHost(['raw4', '41', 'i:2', 'i:3', 'i:1']),
+        /^raw4 ok=\d+$/,
+        `control: on the host, ${root} with CAP_NET_RAW opens the same raw ICMP socket`,
+      );
+      t.equal(
+        await scOnHost(['raw4', '41', 'i:2', 'i:3', 'i:1'], 'net_raw'),
+        `raw4 errno=${EPERM}`,
+        `control: and ${root} without CAP_NET_RAW is refused with EPERM: the capability decides`,
+      );
       const range = /^ping_group_range=(\d+) (\d+) gid=(\d+)$/m.exec(out);
       t.ok(range, `the session's ping_group_range and gid were read: ${range?.[0]}`);
       const [lo, hi, gid] = (range ?? []).slice(1).map(Number) as [number, number, number];
@@ -101,9 +128,16 @@ node "$ASTEST/net-probe.js" dns:example.com dns:api.openai.com`,
     key: 'net-host-sockets',
     claim: "the host's loopback services and its abstract unix sockets are unreachable (the session has its own network namespace)",
     peer: 'sandbox-runtime "should block Unix socket connections with seccomp"',
-    script: (c) => `node "$ASTEST/net-probe.js" tcp:127.0.0.1:${c.hostLoopbackPort} tcp:[::1]:${c.hostLoopbackPort} unix:@${c.abstractName}`,
+    script: (c) =>
+      `node "$ASTEST/net-probe.js" tcp:127.0.0.1:${c.hostLoopbackPort} tcp:[::1]:${c.hostLoopbackPort} unix:@${c.abstractName}`,
     check: async (t, out, c) => {
-      probeResults(t, out, [`tcp:127.0.0.1:${c.hostLoopbackPort}`, `tcp:[::1]:${c.hostLoopbackPort}`, `unix:@${c.abstractName}`], /ECONNREFUSED/, 'nothing listens there inside');
+      probeResults(
+        t,
+        out,
+        [`tcp:127.0.0.1:${c.hostLoopbackPort}`, `tcp:[::1]:${c.hostLoopbackPort}`, `unix:@${c.abstractName}`],
+        /ECONNREFUSED/,
+        'nothing listens there inside',
+      );
       t.ok(await hostReaches({ port: c.hostLoopbackPort }), 'control: the host reaches its own loopback server');
       t.ok(await hostReaches(`\0${c.abstractName}`), 'control: the host reaches its own abstract socket');
     },
@@ -142,7 +176,8 @@ mount --bind /sandbox/home "$d"; echo "mount8=$?"`,
   },
   {
     key: 'mount-remount',
-    claim: 'remounting the read-only secret, /, /sys or a cgroup hierarchy read-write fails, and unmounting the secret or a masked /proc path fails',
+    claim:
+      'remounting the read-only secret, /, /sys or a cgroup hierarchy read-write fails, and unmounting the secret or a masked /proc path fails',
     script: () => String.raw`sc remount-secret 165 s:none s:/sandbox-secrets/codex/auth.json i:0 i:0x20 i:0
 sc remount-bind-secret 165 s:none s:/sandbox-secrets/codex/auth.json i:0 i:0x1020 i:0
 sc remount-root 165 s:none s:/ i:0 i:0x20 i:0
@@ -156,8 +191,20 @@ umount /sandbox-secrets/codex/auth.json; echo "umount8=$?"
 grep -c ' /sandbox-secrets/codex/auth.json ro,' /proc/self/mountinfo
 (echo x >> /sandbox-secrets/codex/auth.json) 2>&1; (touch /astest-root-write) 2>&1`,
     check: (t, out) => {
-      refused(t, out, ['remount-secret', 'remount-bind-secret', 'remount-root', 'remount-sys', 'remount-cgroup'], [EPERM], 'remount needs CAP_SYS_ADMIN');
-      refused(t, out, ['umount-secret', 'umount-secret-detach', 'umount-proc-sys', 'umount-proc-keys'], [EPERM], 'umount needs CAP_SYS_ADMIN');
+      refused(
+        t,
+        out,
+        ['remount-secret', 'remount-bind-secret', 'remount-root', 'remount-sys', 'remount-cgroup'],
+        [EPERM],
+        'remount needs CAP_SYS_ADMIN',
+      );
+      refused(
+        t,
+        out,
+        ['umount-secret', 'umount-secret-detach', 'umount-proc-sys', 'umount-proc-keys'],
+        [EPERM],
+        'umount needs CAP_SYS_ADMIN',
+      );
       t.match(out, /^umount8=32$/m, 'umount(8) fails (32)');
       t.match(out, /^1$/m, 'the secret is still mounted read-only afterwards');
       t.match(out, /auth\.json: (Read-only file system|Permission denied)/, 'and still refuses a write');
@@ -176,14 +223,16 @@ sc move_mount 429 i:-100 s:/sandbox/home i:-100 s:$d i:0`,
   },
   {
     key: 'mountinfo',
-    claim: "/proc/self/mountinfo holds exactly the runtime's own mounts and what the request asks for (its workspace and home read-write from the host directories made for them, the credential and the broker's socket directory read-only), each with its flag",
+    claim:
+      "/proc/self/mountinfo holds exactly the runtime's own mounts and what the request asks for (its workspace and home read-write from the host directories made for them, the credential and the broker's socket directory read-only), each with its flag",
     script: () => 'cat /proc/self/mountinfo',
     check: (t, out, c) => {
       const mounts = parseMountinfo(out);
       const actual = Object.fromEntries([...mounts].map(([point, m]) => [point, m.flag]));
       t.same(Object.keys(actual).sort(), Object.keys(c.expectedMounts).sort(), 'the destinations are exactly the allowlist');
       t.same(actual, c.expectedMounts, 'each has its flag');
-      for (const [point, source] of Object.entries(c.mountSources)) t.equal(mounts.get(point)?.root, source, `${point} is the host directory made for it`);
+      for (const [point, source] of Object.entries(c.mountSources))
+        t.equal(mounts.get(point)?.root, source, `${point} is the host directory made for it`);
       t.notMatch(out, c.credential.path, "the host credential's own path is not a mount source");
     },
   },

@@ -56,7 +56,8 @@ export interface FilesFlood {
 export async function filesFlood(t: Teardown): Promise<FilesFlood> {
   const r = await sessionRoot(t, 'files');
   const ws = await addWorkspace(t, r, 'files');
-  const end = await launch(r, ws, '/usr/bin/node', [`${ws.inside}/.astest/files-flood.js`, `${ws.inside}/flood`], ['--disk', '1g'], 600_000).done;
+  const end = await launch(r, ws, '/usr/bin/node', [`${ws.inside}/.astest/files-flood.js`, `${ws.inside}/flood`], ['--disk', '1g'], 600_000)
+    .done;
   let made = 0;
   try {
     made = Number(readFileSync(path.join(ws.path, 'flood', '.made'), 'utf8').trim());
@@ -85,7 +86,10 @@ export async function egressFlood(t: Teardown, mode: 'distinct' | 'identical', s
   const run = launch(r, ws, '/usr/bin/node', [`${ws.inside}/.astest/egress-flood.js`, mode, String(seconds), '1000']);
   const [end, rss] = await Promise.all([run.done, sampleRss(run.pid, run.done)]);
   const text = readFileSync(ws.ledger, 'utf8');
-  const lineBytes = text.split('\n').filter(Boolean).map((l) => Buffer.byteLength(l) + 1);
+  const lineBytes = text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => Buffer.byteLength(l) + 1);
   const lines = ledgerLines(ws);
   const log = lines[0]?.['egress']?.['log'] as string | undefined;
   const report = /^flood .*$/m.exec(end.stdout)?.[0] ?? '';
@@ -94,5 +98,8 @@ export async function egressFlood(t: Teardown, mode: 'distinct' | 'identical', s
 
 /** RSS over time, every 5th sample: "0 s 55, 5 s 63, ...". */
 export function describeRss(trace: RssTrace): string {
-  return trace.samples.filter((_, i) => i % 5 === 0).map(([s, mib]) => `${s} s ${mib}`).join(', ');
+  return trace.samples
+    .filter((_, i) => i % 5 === 0)
+    .map(([s, mib]) => `${s} s ${mib}`)
+    .join(', ');
 }

@@ -22,10 +22,26 @@ export const gitPaths: Array<{ path: GitPath; what: string }> = [
   { path: 'gitfile', what: 'the .git replaced by a gitfile naming a git dir in the workspace' },
 ];
 
-export const gitPeers = 'sandbox-runtime "blocks writes to .git/hooks/pre-commit", "blocks writes to .git/config"; codex linux-sandbox sandbox_blocks_metadata_writes_inside_writable_root';
+export const gitPeers =
+  'sandbox-runtime "blocks writes to .git/hooks/pre-commit", "blocks writes to .git/config"; codex linux-sandbox sandbox_blocks_metadata_writes_inside_writable_root';
 
-const hooks = ['post-checkout', 'pre-commit', 'prepare-commit-msg', 'commit-msg', 'post-commit', 'pre-merge-commit', 'post-merge', 'reference-transaction', 'post-index-change'];
-const ident = { GIT_AUTHOR_NAME: 'host user', GIT_AUTHOR_EMAIL: 'host@example.invalid', GIT_COMMITTER_NAME: 'host user', GIT_COMMITTER_EMAIL: 'host@example.invalid' };
+const hooks = [
+  'post-checkout',
+  'pre-commit',
+  'prepare-commit-msg',
+  'commit-msg',
+  'post-commit',
+  'pre-merge-commit',
+  'post-merge',
+  'reference-transaction',
+  'post-index-change',
+];
+const ident = {
+  GIT_AUTHOR_NAME: 'host user',
+  GIT_AUTHOR_EMAIL: 'host@example.invalid',
+  GIT_COMMITTER_NAME: 'host user',
+  GIT_COMMITTER_EMAIL: 'host@example.invalid',
+};
 
 export interface GitSession {
   kind: GitKind;
@@ -54,7 +70,11 @@ export async function hostGit(base: string, cwd: string, args: string[]): Promis
 
 /** Root's git for the setup (the tree is handed to uid 1000 afterwards). */
 async function setupGit(cwd: string, ...args: string[]): Promise<void> {
-  await execa('git', args, { cwd, env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1', ...ident }, extendEnv: false });
+  await execa('git', args, {
+    cwd,
+    env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1', ...ident },
+    extendEnv: false,
+  });
 }
 
 /** main with one commit, and a host-side branch per name with a commit of its own to merge. */
@@ -83,7 +103,16 @@ export async function prepareGitSession(
   await chownAgent(path.join(r.base, 'markers'), path.join(r.base, 'host-user-home'));
   if (kind === 'plain repository') {
     const ws = await makeWs((wsPath) => seedRepo(wsPath, ['host-side-ws']));
-    return { kind, path: gitPath, ws, repo: ws.path, markers, worktrees: [{ dir: ws.path, merge: 'host-side-ws' }], sessionBranch: 'main', extraFlags: [] };
+    return {
+      kind,
+      path: gitPath,
+      ws,
+      repo: ws.path,
+      markers,
+      worktrees: [{ dir: ws.path, merge: 'host-side-ws' }],
+      sessionBranch: 'main',
+      extraFlags: [],
+    };
   }
   const repos = path.join(r.base, 'repos');
   const repo = path.join(repos, slug);
@@ -100,7 +129,10 @@ export async function prepareGitSession(
     ws,
     repo,
     markers,
-    worktrees: [{ dir: repo, merge: 'host-side-main' }, { dir: ws.path, merge: 'host-side-ws' }],
+    worktrees: [
+      { dir: repo, merge: 'host-side-main' },
+      { dir: ws.path, merge: 'host-side-ws' },
+    ],
     sessionBranch: branch,
     extraFlags: ['--git-root', repos],
   };
@@ -137,7 +169,10 @@ function plantLines(s: GitSession): string[] {
     case 'core.hooksPath':
       return [writeHooks('$W/.evil-hooks', m, 'hookspath-'), setConfig('$CD/config', 'core.hooksPath', '$H/.evil-hooks')];
     case 'include.path':
-      return [`printf '[core]\\n\\tfsmonitor = touch ${m}/include; false\\n' > "$W/.evil.inc"`, setConfig('$CD/config', 'include.path', '$H/.evil.inc')];
+      return [
+        `printf '[core]\\n\\tfsmonitor = touch ${m}/include; false\\n' > "$W/.evil.inc"`,
+        setConfig('$CD/config', 'include.path', '$H/.evil.inc'),
+      ];
     case 'config.worktree':
       return [
         setConfig('$CD/config', 'core.repositoryformatversion', '1'),
@@ -182,12 +217,24 @@ export interface HostGitOutcome {
 export async function hostEverydayGit(base: string, s: GitSession): Promise<HostGitOutcome> {
   const failures: string[] = [];
   for (const [i, { dir, merge }] of s.worktrees.entries()) {
-    const steps = [['status'], ['commit', '-q', '--allow-empty', '-m', 'host commit'], ['checkout', '-q', '-b', `host-probe-${i}`], ['checkout', '-q', '-'], ['merge', '-q', '--no-ff', '--no-edit', merge], ['status', '--porcelain']];
+    const steps = [
+      ['status'],
+      ['commit', '-q', '--allow-empty', '-m', 'host commit'],
+      ['checkout', '-q', '-b', `host-probe-${i}`],
+      ['checkout', '-q', '-'],
+      ['merge', '-q', '--no-ff', '--no-edit', merge],
+      ['status', '--porcelain'],
+    ];
     for (const step of steps) {
       const out = await hostGit(base, dir, step);
-      if (out.exitCode !== 0) failures.push(`git ${step.join(' ')} in ${dir}: exit ${out.exitCode}: ${out.stderr.trim().split('\n').pop()}`);
+      if (out.exitCode !== 0)
+        failures.push(`git ${step.join(' ')} in ${dir}: exit ${out.exitCode}: ${out.stderr.trim().split('\n').pop()}`);
     }
   }
   const log = await hostGit(base, s.repo, ['log', '--format=%s', s.sessionBranch]);
-  return { failures, markers: (await readdir(s.markers)).sort(), agentCommitOnBranch: log.exitCode === 0 && /^agent commit$/m.test(log.stdout) };
+  return {
+    failures,
+    markers: (await readdir(s.markers)).sort(),
+    agentCommitOnBranch: log.exitCode === 0 && /^agent commit$/m.test(log.stdout),
+  };
 }

@@ -18,15 +18,33 @@ import { containerName, hardeningFlags, type Teardown } from '@agent-sandbox/tes
 import { hostGit, type GitKind } from './git-attacks.js';
 import { sentinelPids } from './lifecycle.js';
 import {
-  addWorkspace, chownAgent, launch, launcherCommand, ledgerLines, sleep, waitFor, type LaunchEnd, type SessionRoot, type Workspace,
+  addWorkspace,
+  chownAgent,
+  launch,
+  launcherCommand,
+  ledgerLines,
+  sleep,
+  waitFor,
+  type LaunchEnd,
+  type SessionRoot,
+  type Workspace,
 } from './session-kit.js';
 
 export type StoreAttack = 'wipe' | 'flood';
 export const storeAttacks: StoreAttack[] = ['wipe', 'flood'];
-const ident = { GIT_AUTHOR_NAME: 'host', GIT_AUTHOR_EMAIL: 'host@example.invalid', GIT_COMMITTER_NAME: 'host', GIT_COMMITTER_EMAIL: 'host@example.invalid' };
+const ident = {
+  GIT_AUTHOR_NAME: 'host',
+  GIT_AUTHOR_EMAIL: 'host@example.invalid',
+  GIT_COMMITTER_NAME: 'host',
+  GIT_COMMITTER_EMAIL: 'host@example.invalid',
+};
 
 async function setupGit(cwd: string, ...args: string[]): Promise<void> {
-  await execa('git', args, { cwd, env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1', ...ident }, extendEnv: false });
+  await execa('git', args, {
+    cwd,
+    env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1', ...ident },
+    extendEnv: false,
+  });
 }
 
 /** main with two commits, a light tag v1, an annotated tag v2, another branch; packed refs and loose ones. */
@@ -86,7 +104,10 @@ export const wipeLines = [
 ];
 
 /** Then the honest agent: its branch back at the tip it remembered (the start's, a host object), the index with it, and its commit. */
-export const recoverLines = ['mkdir -p "$CD/refs/heads" "$CD/objects" && git update-ref "$BRANCH" "$TIP" && git reset -q; echo "recover=$?"', honest];
+export const recoverLines = [
+  'mkdir -p "$CD/refs/heads" "$CD/objects" && git update-ref "$BRANCH" "$TIP" && git reset -q; echo "recover=$?"',
+  honest,
+];
 
 const attackLines: Record<StoreAttack, string[]> = {
   wipe: [`${agentCommit('early', 'early work')}; echo "early-commit=$?"`, ...wipeLines, ...recoverLines],
@@ -106,7 +127,8 @@ const attackLines: Record<StoreAttack, string[]> = {
 
 /** The agent's program (it remembers where its git dir and its branch's tip are first), each step's status on stdout. */
 export function storeAttackScript(ws: Workspace, attack: StoreAttack): string {
-  const remember = 'CD=$(cd "$(git rev-parse --git-common-dir)" && pwd); BRANCH=$(git symbolic-ref HEAD); TIP=$(git rev-parse HEAD); echo "common: $CD"';
+  const remember =
+    'CD=$(cd "$(git rev-parse --git-common-dir)" && pwd); BRANCH=$(git symbolic-ref HEAD); TIP=$(git rev-parse HEAD); echo "common: $CD"';
   return ['#!/bin/sh', `cd ${ws.inside} || exit 90`, remember, ...attackLines[attack], 'exit 0', ''].join('\n');
 }
 
@@ -118,7 +140,10 @@ export interface HostRepoState {
 
 export async function hostState(base: string, s: StoreSession): Promise<HostRepoState> {
   const out = await hostGit(base, s.repo, ['for-each-ref', '--format=%(refname) %(objectname)']);
-  const refs = out.stdout.split('\n').filter((l) => l && !l.startsWith(`refs/heads/${s.branch} `)).join('\n');
+  const refs = out.stdout
+    .split('\n')
+    .filter((l) => l && !l.startsWith(`refs/heads/${s.branch} `))
+    .join('\n');
   return { refs, branch: (await hostGit(base, s.repo, ['rev-parse', s.branch])).stdout.trim() };
 }
 
@@ -135,7 +160,12 @@ export interface StoreAttackOutcome {
 }
 
 /** One attacking session through the launcher, and what the host's git says afterwards. */
-export async function storeAttack(t: Teardown, root: Promise<SessionRoot>, kind: GitKind, attack: StoreAttack): Promise<StoreAttackOutcome> {
+export async function storeAttack(
+  t: Teardown,
+  root: Promise<SessionRoot>,
+  kind: GitKind,
+  attack: StoreAttack,
+): Promise<StoreAttackOutcome> {
   const r = await root;
   const s = await storeSession(t, r, kind, `${attack}-${kind === 'plain repository' ? 'plain' : 'linked'}`);
   await writeFile(path.join(s.ws.path, '.astest', 'attack.sh'), storeAttackScript(s.ws, attack), { mode: 0o755 });
@@ -147,17 +177,36 @@ export async function storeAttack(t: Teardown, root: Promise<SessionRoot>, kind:
   const log = await hostGit(r.base, s.repo, ['log', '--format=%s', s.branch]);
   const lines = ledgerLines(s.ws);
   const raw = readFileSync(s.ws.ledger, 'utf8').split('\n').filter(Boolean);
-  return { end, before, after, fsck, honestOnBranch: /^honest commit$/m.test(log.stdout), branchLog: log.stdout, line: lines.at(-1), lineBytes: raw.map((l) => Buffer.byteLength(l)) };
+  return {
+    end,
+    before,
+    after,
+    fsck,
+    honestOnBranch: /^honest commit$/m.test(log.stdout),
+    branchLog: log.stdout,
+    line: lines.at(-1),
+    lineBytes: raw.map((l) => Buffer.byteLength(l)),
+  };
 }
 
 /** The positive control: the same wipe against a plain read-write bind of a throwaway copy's objects. */
-export async function wipeWithSharedObjects(t: Teardown, r: SessionRoot): Promise<{ run: { exitCode: number; stdout: string }; fsckBefore: number; fsck: number; mainAfter: number }> {
+export async function wipeWithSharedObjects(
+  t: Teardown,
+  r: SessionRoot,
+): Promise<{ run: { exitCode: number; stdout: string }; fsckBefore: number; fsck: number; mainAfter: number }> {
   const copy = path.join(r.base, 'control-copy');
   await seed(copy);
   await chownAgent(copy);
   const fsckBefore = (await hostGit(r.base, copy, ['fsck', '--full', '--no-progress'])).exitCode;
   const args = ['run', '--rm', '--name', containerName(t, 'store-control'), ...hardeningFlags, '--user', '1000:1000'];
-  args.push('-v', `${copy}/.git/objects:${copy}/.git/objects`, 'localhost/agent-sandbox:latest', 'sh', '-c', `find ${copy}/.git/objects -type f -delete; echo "wipe-objects=$?"`);
+  args.push(
+    '-v',
+    `${copy}/.git/objects:${copy}/.git/objects`,
+    'localhost/agent-sandbox:latest',
+    'sh',
+    '-c',
+    `find ${copy}/.git/objects -type f -delete; echo "wipe-objects=$?"`,
+  );
   const out = await runPodman(args, { expect: 'any', timeoutMs: 120_000 });
   const fsck = (await hostGit(r.base, copy, ['fsck', '--full', '--no-progress'])).exitCode;
   const mainAfter = (await hostGit(r.base, copy, ['rev-parse', '--verify', '-q', 'main^{commit}'])).exitCode;
@@ -197,4 +246,3 @@ export async function killAfterCommit(t: Teardown, r: SessionRoot, kind: GitKind
     storeLeft: existsSync(path.join(r.root, 'git-stores', s.ws.id)),
   };
 }
-

@@ -22,11 +22,19 @@ async function handMadeStore(base: string, copy: string, store: string): Promise
   await mkdir(path.join(store, 'refs', 'heads'), { recursive: true });
   await writeFile(path.join(store, 'objects', 'info', 'alternates'), '/sandbox/git/live/objects\n');
   await writeFile(path.join(store, 'HEAD'), 'ref: refs/heads/main\n');
-  await writeFile(path.join(store, 'packed-refs'), `${(await hostGit(base, copy, ['for-each-ref', '--format=%(objectname) %(refname)'])).stdout}\n`);
+  await writeFile(
+    path.join(store, 'packed-refs'),
+    `${(await hostGit(base, copy, ['for-each-ref', '--format=%(objectname) %(refname)'])).stdout}\n`,
+  );
   await copyFile(path.join(copy, '.git', 'index'), path.join(store, 'index'));
 }
 
-async function wipeInStore(t: Teardown, r: SessionRoot, label: string, pinned: boolean): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+async function wipeInStore(
+  t: Teardown,
+  r: SessionRoot,
+  label: string,
+  pinned: boolean,
+): Promise<{ exitCode: number; stdout: string; stderr: string }> {
   const copy = path.join(r.base, `control-${label}`);
   const store = `${copy}-store`;
   await seed(copy);
@@ -34,11 +42,37 @@ async function wipeInStore(t: Teardown, r: SessionRoot, label: string, pinned: b
   await handMadeStore(r.base, copy, store);
   await chownAgent(store);
   const pins = pinned
-    ? ['-v', `${store}/objects:/g/objects`, '-v', `${store}/objects/info:/g/objects/info`, '-v', `${store}/objects/info/alternates:/g/objects/info/alternates:ro`]
+    ? [
+        '-v',
+        `${store}/objects:/g/objects`,
+        '-v',
+        `${store}/objects/info:/g/objects/info`,
+        '-v',
+        `${store}/objects/info/alternates:/g/objects/info/alternates:ro`,
+      ]
     : [];
-  const script = ['CD=/g; BRANCH=$(git symbolic-ref HEAD); TIP=$(git rev-parse HEAD)', 'echo early > early.txt && git add early.txt && git -c user.name=a -c user.email=a@example.invalid commit -q -m early; echo "early-commit=$?"', ...wipeLines, ...recoverLines].join('\n');
+  const script = [
+    'CD=/g; BRANCH=$(git symbolic-ref HEAD); TIP=$(git rev-parse HEAD)',
+    'echo early > early.txt && git add early.txt && git -c user.name=a -c user.email=a@example.invalid commit -q -m early; echo "early-commit=$?"',
+    ...wipeLines,
+    ...recoverLines,
+  ].join('\n');
   const args = ['run', '--rm', '--name', containerName(t, `store-${label}`), ...hardeningFlags, '--user', '1000:1000'];
-  args.push('-v', `${copy}/.git:/sandbox/git/live:ro`, '-v', `${store}:/g`, ...pins, '-v', `${copy}:/w`, '-e', 'GIT_DIR=/g', '-e', 'GIT_WORK_TREE=/w', '-w', '/w');
+  args.push(
+    '-v',
+    `${copy}/.git:/sandbox/git/live:ro`,
+    '-v',
+    `${store}:/g`,
+    ...pins,
+    '-v',
+    `${copy}:/w`,
+    '-e',
+    'GIT_DIR=/g',
+    '-e',
+    'GIT_WORK_TREE=/w',
+    '-w',
+    '/w',
+  );
   args.push('localhost/agent-sandbox:latest', 'sh', '-c', script);
   const out = await runPodman(args, { expect: 'any', timeoutMs: 120_000 });
   return { exitCode: out.exitCode, stdout: out.stdout, stderr: out.stderr };

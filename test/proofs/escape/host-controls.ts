@@ -16,7 +16,13 @@ import { agentUid, helperDir, patience, rootful } from './session-kit.js';
  * that network namespace, as the session's user namespace would were its capabilities not dropped.
  */
 export async function scOnHost(call: string[], without?: string | string[]): Promise<string> {
-  const caps = without === undefined ? '' : [without].flat().map((c) => `-${c}`).join(',');
+  const caps =
+    without === undefined
+      ? ''
+      : [without]
+          .flat()
+          .map((c) => `-${c}`)
+          .join(',');
   const drop = caps ? ['setpriv', `--inh-caps=${caps}`, `--bounding-set=${caps}`] : [];
   const userns = rootful ? [] : ['unshare', '-Urn'];
   const [cmd, ...args] = [...userns, ...drop, 'perl', path.join(helperDir, 'sc.pl'), ...call];
@@ -26,7 +32,11 @@ export async function scOnHost(call: string[], without?: string | string[]): Pro
 
 /** Runs the planted binary (a setuid-root perl) as the agent's uid on the host, no NoNewPrivs: its euid. */
 export async function plantEuidOnHost(plant: string): Promise<string> {
-  const out = await execa('setpriv', ['--reuid', String(agentUid), '--regid', String(agentUid), '--clear-groups', plant, '-e', 'print "euid=$> uid=$<"'], { reject: false, timeout: 30_000 * patience, cwd: '/' });
+  const out = await execa(
+    'setpriv',
+    ['--reuid', String(agentUid), '--regid', String(agentUid), '--clear-groups', plant, '-e', 'print "euid=$> uid=$<"'],
+    { reject: false, timeout: 30_000 * patience, cwd: '/' },
+  );
   return String(out.stdout).trim();
 }
 

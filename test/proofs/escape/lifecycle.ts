@@ -6,8 +6,19 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { scratchDirsOf, sentinelPidsOf, type Teardown } from '@agent-sandbox/testkit';
 import {
-  addWorkspace, cidfileOf, containerState, launch, launcherCommand, ledgerLines, patience, sessionRoot, sleep, waitFor,
-  type LaunchEnd, type SessionRoot, type Workspace,
+  addWorkspace,
+  cidfileOf,
+  containerState,
+  launch,
+  launcherCommand,
+  ledgerLines,
+  patience,
+  sessionRoot,
+  sleep,
+  waitFor,
+  type LaunchEnd,
+  type SessionRoot,
+  type Workspace,
 } from './session-kit.js';
 
 /** An agent that ignores SIGTERM: ending the session must not need its cooperation. */
@@ -29,7 +40,10 @@ export function parentCgroupDir(containerPid: number): string {
   return path.join(mount, ...parts.slice(0, at));
 }
 
-async function runningSession(t: Teardown, label: string): Promise<{ r: SessionRoot; ws: Workspace; pid: number; done: Promise<LaunchEnd>; parentCgroup: string }> {
+async function runningSession(
+  t: Teardown,
+  label: string,
+): Promise<{ r: SessionRoot; ws: Workspace; pid: number; done: Promise<LaunchEnd>; parentCgroup: string }> {
   const r = await sessionRoot(t, label);
   const ws = await addWorkspace(t, r, label);
   const run = launch(r, ws, '/bin/sh', stubborn);
@@ -38,7 +52,8 @@ async function runningSession(t: Teardown, label: string): Promise<{ r: SessionR
   const state = await containerState(ws.container);
   if (!state?.pid) throw new Error(`the ${label} session's container has no pid: ${JSON.stringify(state)}`);
   const parentCgroup = parentCgroupDir(state.pid);
-  if (!existsSync(parentCgroup)) throw new Error(`control: the ${label} session's parent cgroup ${parentCgroup} does not exist while it runs`);
+  if (!existsSync(parentCgroup))
+    throw new Error(`control: the ${label} session's parent cgroup ${parentCgroup} does not exist while it runs`);
   return { r, ws, pid: run.pid, done: run.done, parentCgroup };
 }
 
@@ -84,7 +99,8 @@ export async function killLauncher(t: Teardown, label: string, alsoSentinel: boo
     out.nextStart = await launcherCommand(r, ws, 'plan');
     goneAfterMs = (await containerState(ws.container)) === undefined ? Date.now() - killedAt : undefined;
   } else {
-    if (await waitFor(async () => (await containerState(ws.container)) === undefined, 15_000 * patience, 100)) goneAfterMs = Date.now() - killedAt;
+    if (await waitFor(async () => (await containerState(ws.container)) === undefined, 15_000 * patience, 100))
+      goneAfterMs = Date.now() - killedAt;
     await waitFor(() => ledgerLines(ws).length > 0, 20_000 * patience, 200);
   }
   const abandoned = ledgerLines(ws).filter((l) => l['reason'] === 'abandoned');
@@ -101,7 +117,14 @@ export async function killLauncher(t: Teardown, label: string, alsoSentinel: boo
     abandoned,
     linesAfterNextStart: ledgerLines(ws),
     stagedLeft: stagedLeft(r, ws),
-    installedLeft: (() => { try { readFileSync(home); return true; } catch { return false; } })(),
+    installedLeft: (() => {
+      try {
+        readFileSync(home);
+        return true;
+      } catch {
+        return false;
+      }
+    })(),
   };
 }
 
@@ -120,7 +143,10 @@ export async function timeoutSession(t: Teardown): Promise<CeilingOutcome> {
   return { end, line: ledgerLines(ws)[0], containerLeft: (await containerState(ws.container)) !== undefined };
 }
 
-const avail = (dir: string) => { const s = statfsSync(dir); return s.bavail * s.bsize; };
+const avail = (dir: string) => {
+  const s = statfsSync(dir);
+  return s.bavail * s.bsize;
+};
 
 /** Bytes allocated under the directories (what the session left on the host's disk). */
 async function duBytes(dirs: string[]): Promise<number> {
@@ -129,7 +155,9 @@ async function duBytes(dirs: string[]): Promise<number> {
 }
 
 /** A writer with no end under --disk 256m; the host's free space before and after. */
-export async function diskSession(t: Teardown): Promise<CeilingOutcome & { freeBefore: number; freeAfter: number; left: number; limit: number }> {
+export async function diskSession(
+  t: Teardown,
+): Promise<CeilingOutcome & { freeBefore: number; freeAfter: number; left: number; limit: number }> {
   const r = await sessionRoot(t, 'disk');
   const ws = await addWorkspace(t, r, 'disk');
   const freeBefore = avail(r.root);
@@ -137,17 +165,44 @@ export async function diskSession(t: Teardown): Promise<CeilingOutcome & { freeB
   const end = await launch(r, ws, '/bin/sh', ['-c', writer], ['--disk', '256m']).done;
   const freeAfter = avail(r.root);
   const left = await duBytes([ws.path, ws.home]);
-  return { end, line: ledgerLines(ws)[0], containerLeft: (await containerState(ws.container)) !== undefined, freeBefore, freeAfter, left, limit: 256 * 2 ** 20 };
+  return {
+    end,
+    line: ledgerLines(ws)[0],
+    containerLeft: (await containerState(ws.container)) !== undefined,
+    freeBefore,
+    freeAfter,
+    left,
+    limit: 256 * 2 ** 20,
+  };
 }
 
 /** A fork bomb under --pids 64; the host forks twenty processes while it runs. */
 export async function forkBombSession(t: Teardown): Promise<CeilingOutcome & { hostForks: number; bombing: boolean }> {
   const r = await sessionRoot(t, 'forkbomb');
   const ws = await addWorkspace(t, r, 'forkbomb');
-  const run = launch(r, ws, '/usr/bin/perl', [`${ws.inside}/.astest/fork-bomb.pl`, String(5 * patience), `${ws.inside}/.bombing`], ['--pids', '64', '--memory', '1g']);
-  const bombing = await waitFor(() => { try { readFileSync(path.join(ws.path, '.bombing')); return true; } catch { return false; } }, 60_000 * patience, 50);
+  const run = launch(
+    r,
+    ws,
+    '/usr/bin/perl',
+    [`${ws.inside}/.astest/fork-bomb.pl`, String(5 * patience), `${ws.inside}/.bombing`],
+    ['--pids', '64', '--memory', '1g'],
+  );
+  const bombing = await waitFor(
+    () => {
+      try {
+        readFileSync(path.join(ws.path, '.bombing'));
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    60_000 * patience,
+    50,
+  );
   await sleep(1000);
-  const forks = await Promise.all(Array.from({ length: 20 }, (_, i) => execa('sh', ['-c', `echo host-fork-${i}`], { reject: false, timeout: 10_000 * patience })));
+  const forks = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => execa('sh', ['-c', `echo host-fork-${i}`], { reject: false, timeout: 10_000 * patience })),
+  );
   const hostForks = forks.filter((f, i) => f.exitCode === 0 && f.stdout === `host-fork-${i}`).length;
   const end = await run.done;
   return { end, line: ledgerLines(ws)[0], containerLeft: (await containerState(ws.container)) !== undefined, hostForks, bombing };

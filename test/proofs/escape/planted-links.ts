@@ -13,7 +13,16 @@ import { entrypointLogName } from '@agent-sandbox/shared/container-layout';
 import { runBin, type Teardown } from '@agent-sandbox/testkit';
 import { sentinelPids } from './lifecycle.js';
 import {
-  addWorkspace, chownAgent, launch, launcherCommand, ledgerLines, sessionRoot, sleep, waitFor, type LaunchEnd, type SessionRoot,
+  addWorkspace,
+  chownAgent,
+  launch,
+  launcherCommand,
+  ledgerLines,
+  sessionRoot,
+  sleep,
+  waitFor,
+  type LaunchEnd,
+  type SessionRoot,
 } from './session-kit.js';
 
 export interface PlantCase {
@@ -34,7 +43,10 @@ export const plantModes: PlantMode[] = ['normal end', 'kill -9, then the next st
 /** The runtime table as cred-stage prints it: each runtime's credential path below HOME. */
 export async function credentialRows(): Promise<Array<{ runtime: string; file: string }>> {
   const out = await runBin('cred-stage', ['runtimes']);
-  return (out.json.runtimes as Array<{ runtime: string; containerPath: string }>).map((r) => ({ runtime: r.runtime, file: r.containerPath.replace(/^~\//, '') }));
+  return (out.json.runtimes as Array<{ runtime: string; containerPath: string }>).map((r) => ({
+    runtime: r.runtime,
+    file: r.containerPath.replace(/^~\//, ''),
+  }));
 }
 
 const sha = (file: string) => (existsSync(file) ? createHash('sha256').update(readFileSync(file)).digest('hex') : 'absent');
@@ -57,7 +69,10 @@ async function addCanaries(r: SessionRoot, rows: Array<{ runtime: string; file: 
 function plantsOf(c: PlantCase, rows: Array<{ runtime: string; file: string }>, hostHome: string): Array<[string, string]> {
   const own = rows.find((row) => row.runtime === c.runtime)!;
   const dirs = rows.map((row) => path.posix.dirname(row.file));
-  return [...dirs.map((d): [string, string] => [d, c.toEtc ? '/etc' : path.join(hostHome, d)]), [entrypointLogName, c.toEtc ? '/etc/passwd' : path.join(hostHome, own.file)]];
+  return [
+    ...dirs.map((d): [string, string] => [d, c.toEtc ? '/etc' : path.join(hostHome, d)]),
+    [entrypointLogName, c.toEtc ? '/etc/passwd' : path.join(hostHome, own.file)],
+  ];
 }
 
 /** The agent: checks its credential was installed, plants, records what, and (kill mode) waits ignoring SIGTERM. */
@@ -97,7 +112,12 @@ function oldCleanupOnACopy(dir: string, plants: Array<[string, string]>, ownFile
   mkdirSync(home, { recursive: true });
   mkdirSync(etc, { recursive: true });
   writeFileSync(path.join(etc, path.basename(ownFile)), 'a file of the installed name where the link leads');
-  const map = (target: string) => (target.startsWith(`${hostHome}/`) ? path.join(user, target.slice(hostHome.length)) : target.startsWith('/etc') ? path.join(etc, target.slice(4)) : target);
+  const map = (target: string) =>
+    target.startsWith(`${hostHome}/`)
+      ? path.join(user, target.slice(hostHome.length))
+      : target.startsWith('/etc')
+        ? path.join(etc, target.slice(4))
+        : target;
   for (const [name, target] of plants) {
     mkdirSync(path.dirname(path.join(home, name)), { recursive: true });
     symlinkSync(map(target), path.join(home, name));
@@ -151,7 +171,8 @@ export async function plantSession(t: Teardown, c: PlantCase, mode: PlantMode): 
   } else {
     const run = launch(r, ws, `${ws.inside}/.astest/plant.sh`, ['wait'], flags);
     const planted = await waitFor(() => existsSync(path.join(ws.path, '.planted')), 120_000, 100);
-    if (!planted || !run.pid) throw new Error(`the ${c.label} session did not plant: ${JSON.stringify(await Promise.race([run.done, sleep(100)]))}`);
+    if (!planted || !run.pid)
+      throw new Error(`the ${c.label} session did not plant: ${JSON.stringify(await Promise.race([run.done, sleep(100)]))}`);
     const sentinels = sentinelPids(ws, r.root);
     if (sentinels.length !== 1) throw new Error(`expected one sentinel for ${ws.id}, found ${sentinels.length}`);
     process.kill(run.pid, 'SIGKILL');
@@ -159,8 +180,13 @@ export async function plantSession(t: Teardown, c: PlantCase, mode: PlantMode): 
     end = await launcherCommand(r, ws, 'plan');
     agentStdout = (await Promise.race([run.done, sleep(30_000).then(() => undefined)]))?.stdout ?? '';
   }
-  const recorded = existsSync(path.join(ws.path, '.astest', 'planted.txt')) ? readFileSync(path.join(ws.path, '.astest', 'planted.txt'), 'utf8') : '';
-  const seen = recorded.split('\n').filter(Boolean).map((l): [string, string] => [l.slice(0, l.indexOf(' ')), l.slice(l.indexOf(' ') + 1)]);
+  const recorded = existsSync(path.join(ws.path, '.astest', 'planted.txt'))
+    ? readFileSync(path.join(ws.path, '.astest', 'planted.txt'), 'utf8')
+    : '';
+  const seen = recorded
+    .split('\n')
+    .filter(Boolean)
+    .map((l): [string, string] => [l.slice(0, l.indexOf(' ')), l.slice(l.indexOf(' ') + 1)]);
   return {
     mode,
     end,
@@ -169,7 +195,14 @@ export async function plantSession(t: Teardown, c: PlantCase, mode: PlantMode): 
     expectedPaths: plants.map(([name]) => `/sandbox/home/${name}`).sort(),
     hostFiles: watched.map((file, i) => ({ file, before: before[i]!, after: sha(file) })),
     linksLeft: linksBelow(ws.home),
-    installedLeft: (() => { try { lstatSync(path.join(ws.home, own.file)); return true; } catch { return false; } })(),
+    installedLeft: (() => {
+      try {
+        lstatSync(path.join(ws.home, own.file));
+        return true;
+      } catch {
+        return false;
+      }
+    })(),
     lines: ledgerLines(ws),
     control: oldCleanupOnACopy(path.join(r.base, 'control'), seen, own.file, r.hostHome, mode !== 'normal end'),
   };

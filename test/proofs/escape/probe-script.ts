@@ -81,6 +81,9 @@ export const errno = { EPERM: 1, ENOENT: 2, ESRCH: 3, EACCES: 13, EINVAL: 22, ER
 export function refused(t: Asserts, out: string, labels: string[], allowed: number[], why: string): void {
   for (const label of labels) {
     const got = errnoOf(out, label);
-    t.ok(typeof got === 'number' && allowed.includes(got), `${label}: ${why} (got ${got === undefined ? 'no answer' : got === 'ok' ? 'success' : `errno ${got}`})`);
+    t.ok(
+      typeof got === 'number' && allowed.includes(got),
+      `${label}: ${why} (got ${got === undefined ? 'no answer' : got === 'ok' ? 'success' : `errno ${got}`})`,
+    );
   }
 }

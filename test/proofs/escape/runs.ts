@@ -20,17 +20,30 @@ import { namesSession } from './terminal-names.js';
 import type { ProbeCtx } from './probe-context.js';
 import { probeScript, type Attempt } from './probe-script.js';
 import {
-  addWorkspace, chownAgent, containerState, launch, limiter, patience, rootful, sessionRoot, settle, sleep, waitFor, type SessionRoot, type Settled,
+  addWorkspace,
+  chownAgent,
+  containerState,
+  launch,
+  limiter,
+  patience,
+  rootful,
+  sessionRoot,
+  settle,
+  sleep,
+  waitFor,
+  type SessionRoot,
+  type Settled,
 } from './session-kit.js';
 
 export const pidsLimit = 256;
 export const gitKinds: GitKind[] = ['linked worktree', 'plain repository'];
 
-
 /** Where a host directory lies within its file system (mountinfo's root field of a bind mount of it), read from the host's mountinfo. */
 function rootWithinItsFs(dir: string): string {
   const mounts = [...parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8'))];
-  const [point, m] = mounts.filter(([p]) => dir === p || dir.startsWith(p === '/' ? '/' : `${p}/`)).sort((a, b) => b[0].length - a[0].length)[0]!;
+  const [point, m] = mounts
+    .filter(([p]) => dir === p || dir.startsWith(p === '/' ? '/' : `${p}/`))
+    .sort((a, b) => b[0].length - a[0].length)[0]!;
   return path.join(m.root, path.relative(point, dir));
 }
 
@@ -42,9 +55,21 @@ async function startVictim(t: Teardown, r: SessionRoot, hex: string) {
   await mkdir(ws.home, { recursive: true });
   await writeFile(path.join(ws.home, '.history'), `${canary}\n`);
   await chownAgent(ws.home);
-  const files = new Map([path.join(ws.path, 'notes.txt'), path.join(ws.home, '.history')].map((f) => [f, [readFileSync(f, 'utf8'), statSync(f).mtimeMs] as [string, number]]));
+  const files = new Map(
+    [path.join(ws.path, 'notes.txt'), path.join(ws.home, '.history')].map((f) => [
+      f,
+      [readFileSync(f, 'utf8'), statSync(f).mtimeMs] as [string, number],
+    ]),
+  );
   const run = launch(r, ws, `${ws.inside}/victim.sh`, []);
-  const ready = await waitFor(() => { try { statSync(path.join(ws.path, '.ready')); return true; } catch { return false; } }, 90_000 * patience);
+  const ready = await waitFor(() => {
+    try {
+      statSync(path.join(ws.path, '.ready'));
+      return true;
+    } catch {
+      return false;
+    }
+  }, 90_000 * patience);
   const state = await containerState(ws.container);
   if (!ready || !state) throw new Error(`the other session did not start: ${JSON.stringify(await Promise.race([run.done, sleep(100)]))}`);
   return { victim: { ws, canary, secretsDir: path.join(r.root, 'secrets', ws.id), agentHostPid: state.pid, files }, run };
@@ -66,7 +91,13 @@ async function probeGroup(t: Teardown, h: Targets, attempts: Array<Attempt<Probe
     hostKey: h.hostKey,
     credential: { path: r.credential, bytes: readFileSync(r.credential), mtimeMs: statSync(r.credential).mtimeMs, canary: r.canary },
     // What a codex session on this request must have mounted, stated here rather than read from the launcher's plan.
-    expectedMounts: { ...runtimeMounts(), [ws.inside]: 'rw', '/sandbox/home': 'rw', '/sandbox-secrets/codex/auth.json': 'ro', '/run/sandbox-egress': 'ro' },
+    expectedMounts: {
+      ...runtimeMounts(),
+      [ws.inside]: 'rw',
+      '/sandbox/home': 'rw',
+      '/sandbox-secrets/codex/auth.json': 'ro',
+      '/run/sandbox-egress': 'ro',
+    },
     mountSources: { [ws.inside]: rootWithinItsFs(ws.path), '/sandbox/home': rootWithinItsFs(ws.home) },
     setuidPlant: { host: path.join(ws.path, '.astest', 'suid-root-perl'), inside: `${ws.inside}/.astest/suid-root-perl` },
     pidsLimit,
@@ -111,10 +142,22 @@ function when<T>(on: boolean, start: () => Promise<T>): Promise<Settled<T>> {
 function gitSessions(t: Teardown, on: boolean) {
   const gitRoot = on ? sessionRoot(t, 'git') : undefined;
   const slot = limiter(3);
-  const git = new Map(gitRoot ? gitKinds.flatMap((kind) => gitPaths.map(({ path: p }) => [`${kind}/${p}`, settle(slot(() => gitAttack(t, gitRoot, kind, p)))] as const)) : []);
+  const git = new Map(
+    gitRoot
+      ? gitKinds.flatMap((kind) =>
+          gitPaths.map(({ path: p }) => [`${kind}/${p}`, settle(slot(() => gitAttack(t, gitRoot, kind, p)))] as const),
+        )
+      : [],
+  );
   // What a session does to its own git state (its store), and the control against shared objects.
   const storeRoot = on ? sessionRoot(t, 'store') : undefined;
-  const store = new Map(storeRoot ? gitKinds.flatMap((kind) => storeAttacks.map((a) => [`${kind}/${a}`, settle(slot(() => storeAttack(t, storeRoot, kind, a)))] as const)) : []);
+  const store = new Map(
+    storeRoot
+      ? gitKinds.flatMap((kind) =>
+          storeAttacks.map((a) => [`${kind}/${a}`, settle(slot(() => storeAttack(t, storeRoot, kind, a)))] as const),
+        )
+      : [],
+  );
   const storeControl = when(on, async () => wipeWithSharedObjects(t, await storeRoot!));
   const pinControl = when(on, async () => wipeWithAndWithoutPin(t, await storeRoot!));
   return { git, store, storeControl, pinControl };
@@ -128,14 +171,32 @@ function gitSessions(t: Teardown, on: boolean) {
 function laterSessions(t: Teardown, phase1: Promise<unknown>, on: boolean) {
   const killedAlone = settle(phase1.then(() => killLauncher(t, 'kill1', false)));
   const killedWithSentinel = settle(phase1.then(() => killLauncher(t, 'kill2', true)));
-  const committedThenKilled = when(on, async () => killAfterCommit(t, await phase1.then(() => sessionRoot(t, 'kill3')), 'linked worktree', true));
-  const committedThenLauncherKilled = when(on, async () => killAfterCommit(t, await phase1.then(() => sessionRoot(t, 'kill4')), 'plain repository', false));
+  const committedThenKilled = when(on, async () =>
+    killAfterCommit(t, await phase1.then(() => sessionRoot(t, 'kill3')), 'linked worktree', true),
+  );
+  const committedThenLauncherKilled = when(on, async () =>
+    killAfterCommit(t, await phase1.then(() => sessionRoot(t, 'kill4')), 'plain repository', false),
+  );
   const diskFilled = settle(phase1.then(() => diskSession(t)));
-  const bombed = settle(Promise.all([killedAlone, killedWithSentinel, committedThenKilled, committedThenLauncherKilled, diskFilled]).then(() => forkBombSession(t)));
+  const bombed = settle(
+    Promise.all([killedAlone, killedWithSentinel, committedThenKilled, committedThenLauncherKilled, diskFilled]).then(() =>
+      forkBombSession(t),
+    ),
+  );
   const filesFlooded = when(on, () => bombed.then(() => filesFlood(t)));
   const namesFlooded = when(on, () => filesFlooded.then(() => egressFlood(t, 'distinct')));
   const denialsFlooded = when(on, () => namesFlooded.then(() => egressFlood(t, 'identical')));
-  return { killedAlone, killedWithSentinel, committedThenKilled, committedThenLauncherKilled, diskFilled, bombed, filesFlooded, namesFlooded, denialsFlooded };
+  return {
+    killedAlone,
+    killedWithSentinel,
+    committedThenKilled,
+    committedThenLauncherKilled,
+    diskFilled,
+    bombed,
+    filesFlooded,
+    namesFlooded,
+    denialsFlooded,
+  };
 }
 
 /**
@@ -144,14 +205,32 @@ function laterSessions(t: Teardown, phase1: Promise<unknown>, on: boolean) {
  * not depend on the cgroup version, the OCI runtime or systemd (git to the host, the git store,
  * planted links, terminal names, the floods) are not started: their rows are skipped there.
  */
-export function startAll(t: Teardown, h: Targets, attempts: Array<Attempt<ProbeCtx>>, { hostTierRows = true }: { hostTierRows?: boolean } = {}) {
+export function startAll(
+  t: Teardown,
+  h: Targets,
+  attempts: Array<Attempt<ProbeCtx>>,
+  { hostTierRows = true }: { hostTierRows?: boolean } = {},
+) {
   const probed = settle(probeGroup(t, h, attempts));
   const gits = gitSessions(t, hostTierRows);
   const timedOut = settle(timeoutSession(t));
   // Links planted where the launcher cleans up, and names made to drive a terminal (issue 29).
   const slot2 = limiter(2);
-  const planted = new Map(hostTierRows ? plantCases.flatMap((c) => plantModes.map((m) => [`${c.label}/${m}`, settle(slot2(() => plantSession(t, c, m)))] as const)) : []);
+  const planted = new Map(
+    hostTierRows
+      ? plantCases.flatMap((c) => plantModes.map((m) => [`${c.label}/${m}`, settle(slot2(() => plantSession(t, c, m)))] as const))
+      : [],
+  );
   const names = when(hostTierRows, () => slot2(() => namesSession(t)));
-  const phase1 = Promise.all([probed, timedOut, gits.storeControl, gits.pinControl, ...gits.git.values(), ...gits.store.values(), ...planted.values(), names]);
+  const phase1 = Promise.all([
+    probed,
+    timedOut,
+    gits.storeControl,
+    gits.pinControl,
+    ...gits.git.values(),
+    ...gits.store.values(),
+    ...planted.values(),
+    names,
+  ]);
   return { probed, ...gits, timedOut, planted, names, ...laterSessions(t, phase1, hostTierRows) };
 }

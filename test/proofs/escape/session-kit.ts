@@ -94,7 +94,14 @@ export function launcherEnv(r: SessionRoot): Record<string, string> {
 }
 
 /** `agent-sandbox run ... --agent-bin BIN -- ARGS`; never rejects. */
-export function launch(r: SessionRoot, ws: Workspace, agentBin: string, agentArgs: string[], extra: string[] = [], timeoutMs = 180_000 * patience): Launched {
+export function launch(
+  r: SessionRoot,
+  ws: Workspace,
+  agentBin: string,
+  agentArgs: string[],
+  extra: string[] = [],
+  timeoutMs = 180_000 * patience,
+): Launched {
   const started = Date.now();
   const child = execa(binPath('agent-sandbox'), ['run', ...sessionFlags(r, ws, extra), '--agent-bin', agentBin, '--', ...agentArgs], {
     env: launcherEnv(r),
@@ -167,7 +174,14 @@ export function limiter(n: number): <T>(task: () => Promise<T>) => Promise<T> {
   };
   return <T>(task: () => Promise<T>) =>
     new Promise<T>((resolve, reject) => {
-      queue.push(() => task().then(resolve, reject).finally(() => { active -= 1; next(); }));
+      queue.push(() =>
+        task()
+          .then(resolve, reject)
+          .finally(() => {
+            active -= 1;
+            next();
+          }),
+      );
       next();
     });
 }

@@ -49,7 +49,10 @@ function script(wsInside: string): string {
 
 /** The name printf makes of a format, as bytes (the test's own reading of the escapes). */
 export function bytesOf(format: string): Buffer {
-  return Buffer.from(format.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))), 'latin1');
+  return Buffer.from(
+    format.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))),
+    'latin1',
+  );
 }
 
 export interface NamesOutcome {
@@ -65,7 +68,15 @@ export interface NamesOutcome {
 /** A plain repository workspace, the naming session through the launcher, its stderr as bytes. */
 export async function namesSession(t: Teardown): Promise<NamesOutcome> {
   const r = await sessionRoot(t, 'names');
-  const gitEnv = { PATH: '/usr/bin:/bin', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'h', GIT_AUTHOR_EMAIL: 'h@example.invalid', GIT_COMMITTER_NAME: 'h', GIT_COMMITTER_EMAIL: 'h@example.invalid' };
+  const gitEnv = {
+    PATH: '/usr/bin:/bin',
+    HOME: '/nonexistent',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_AUTHOR_NAME: 'h',
+    GIT_AUTHOR_EMAIL: 'h@example.invalid',
+    GIT_COMMITTER_NAME: 'h',
+    GIT_COMMITTER_EMAIL: 'h@example.invalid',
+  };
   const ws = await addWorkspace(t, r, 'names', {}, async (dir) => {
     await execa('git', ['init', '-q', '-b', 'main', dir], { env: gitEnv, extendEnv: false });
     await execa('git', ['commit', '-q', '--allow-empty', '-m', 'initial'], { cwd: dir, env: gitEnv, extendEnv: false });
@@ -84,7 +95,10 @@ export async function namesSession(t: Teardown): Promise<NamesOutcome> {
     exitCode: out.exitCode ?? -1,
     stderr: Buffer.from(out.stderr as Uint8Array),
     onDisk: readdirSync(ws.path, { encoding: 'buffer' }),
-    refsOnDisk: readFileSync(path.join(ws.path, '.astest', 'refs-inside'), 'latin1').split('\n').filter(Boolean).map((hex) => Buffer.from(hex, 'hex')),
+    refsOnDisk: readFileSync(path.join(ws.path, '.astest', 'refs-inside'), 'latin1')
+      .split('\n')
+      .filter(Boolean)
+      .map((hex) => Buffer.from(hex, 'hex')),
     line: ledgerLines(ws)[0],
     ledger: readFileSync(ws.ledger),
   };

@@ -15,7 +15,12 @@ import { hostGit } from './git-attacks.js';
 import { addWorkspace, chownAgent, launch, ledgerLines, sessionRoot, type SessionRoot } from './session-kit.js';
 
 export const depth = 10_000;
-const ident = { GIT_AUTHOR_NAME: 'agent', GIT_AUTHOR_EMAIL: 'a@sandbox.invalid', GIT_COMMITTER_NAME: 'agent', GIT_COMMITTER_EMAIL: 'a@sandbox.invalid' };
+const ident = {
+  GIT_AUTHOR_NAME: 'agent',
+  GIT_AUTHOR_EMAIL: 'a@sandbox.invalid',
+  GIT_COMMITTER_NAME: 'agent',
+  GIT_COMMITTER_EMAIL: 'a@sandbox.invalid',
+};
 const fifos = ['.gitignore', 'sub/.gitignore', '.gitattributes', 'Makefile', 'package.json', 'sub2/.git'];
 
 /** The index written again with `../../outside-by-index` in place of its same-length placeholder, its SHA-1 made right. */
@@ -25,11 +30,20 @@ const makeDeep = `perl -e 'for my $b (@ARGV) { chdir $b or die "$b: $!"; mkdir "
 
 /** The lines that plant the nested repository (its fsmonitor touching `marker`) and commit it; run inside and, for the control, on the host. */
 export function nestedPlant(marker: string): string[] {
-  return ['git init -q nested', 'git -C nested commit -q --allow-empty -m n', 'git add nested', "git commit -qm 'a nested repository'", `git -C nested config core.fsmonitor "touch ${marker}; false"`];
+  return [
+    'git init -q nested',
+    'git -C nested commit -q --allow-empty -m n',
+    'git add nested',
+    "git commit -qm 'a nested repository'",
+    `git -C nested config core.fsmonitor "touch ${marker}; false"`,
+  ];
 }
 
 /** The index plant: README's blob under a placeholder path, then the path swapped to one outside. */
-export const indexPlant = ['git update-index --add --cacheinfo "100644,$(git rev-parse HEAD:README),zz/zz/outside-by-index"', `${swapInIndex} "$(git rev-parse --git-dir)/index"`];
+export const indexPlant = [
+  'git update-index --add --cacheinfo "100644,$(git rev-parse HEAD:README),zz/zz/outside-by-index"',
+  `${swapInIndex} "$(git rev-parse --git-dir)/index"`,
+];
 
 /** The agent's whole plant, ending with its own status 7 (the FIFOs last: the agent's own git would meet them). */
 function agentScript(marker: string): string {
@@ -55,7 +69,12 @@ async function timed(cwd: string, argv: string[], owner?: { base: string }) {
 
 async function launcher(r: SessionRoot, args: string[]) {
   const began = Date.now();
-  const out = await execa(binPath('agent-sandbox'), [...args, '--root', r.root], { env: r.env, extendEnv: false, reject: false, timeout: 120_000 });
+  const out = await execa(binPath('agent-sandbox'), [...args, '--root', r.root], {
+    env: r.env,
+    extendEnv: false,
+    reject: false,
+    timeout: 120_000,
+  });
   return { exitCode: out.exitCode ?? -1, stdout: String(out.stdout), stderr: String(out.stderr), ms: Date.now() - began };
 }
 
@@ -64,7 +83,11 @@ export async function userToolsSession(t: Teardown) {
   const r = await sessionRoot(t, 'usertools');
   const repo = path.join(r.base, 'repo');
   await mkdir(repo, { recursive: true });
-  for (const args of [['init', '-q', '-b', 'main'], ['commit', '-q', '--allow-empty', '-m', 'initial']]) await execa('git', args, { cwd: repo, env: ident });
+  for (const args of [
+    ['init', '-q', '-b', 'main'],
+    ['commit', '-q', '--allow-empty', '-m', 'initial'],
+  ])
+    await execa('git', args, { cwd: repo, env: ident });
   await writeFile(path.join(repo, 'README'), 'read me\n');
   await execa('git', ['add', 'README'], { cwd: repo });
   await execa('git', ['commit', '-qm', 'README'], { cwd: repo, env: ident });
@@ -105,14 +128,22 @@ export async function userToolsControls(t: Teardown) {
   await mkdir(top, { recursive: true });
   const marker = path.join(base, 'FSMONITOR-RAN');
   const sh = (lines: string[], cwd = top) => execa('sh', ['-ec', lines.join('\n')], { cwd, env: ident, reject: false });
-  await sh(['git init -q -b main', 'echo read me > README', 'git add README', "git commit -qm README", ...nestedPlant(marker)]);
+  await sh(['git init -q -b main', 'echo read me > README', 'git add README', 'git commit -qm README', ...nestedPlant(marker)]);
   await execa('git', ['status', '--porcelain'], { cwd: top, reject: false, timeout: 10_000 });
   const fsmonitorRan = existsSync(marker);
   await sh([...indexPlant, 'git checkout -- .']);
   const outside = existsSync(path.join(base, 'outside-by-index'));
   await sh(['mkfifo .gitignore']);
   const blocked = await timed(top, ['git', 'status', '--porcelain']);
-  const deep = await execa('node', ['-e', `const fs = require('fs'); process.chdir(process.argv[1]); fs.mkdirSync('deep'); process.chdir('deep'); for (let i = 0; i < ${depth}; i += 1) { fs.mkdirSync('d'); process.chdir('d'); } try { fs.rmSync(process.argv[1] + '/deep', { recursive: true, force: true }); console.log('removed'); } catch (e) { console.log(e.message); }`, base], { reject: false });
+  const deep = await execa(
+    'node',
+    [
+      '-e',
+      `const fs = require('fs'); process.chdir(process.argv[1]); fs.mkdirSync('deep'); process.chdir('deep'); for (let i = 0; i < ${depth}; i += 1) { fs.mkdirSync('d'); process.chdir('d'); } try { fs.rmSync(process.argv[1] + '/deep', { recursive: true, force: true }); console.log('removed'); } catch (e) { console.log(e.message); }`,
+      base,
+    ],
+    { reject: false },
+  );
   await execa('rm', ['-rf', '--one-file-system', '--', path.join(base, 'deep')]);
   return { fsmonitorRan, outside, gitStatusOnFifo: blocked, rmSync: String(deep.stdout) };
 }

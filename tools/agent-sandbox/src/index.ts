@@ -2,7 +2,15 @@
 // injection driver and other callers. bin/agent-sandbox runs cli.ts.
 export { launch, planSession } from './launch.js';
 export type { LaunchIo } from './session/launch-io.js';
-export { requestOf, requestOfSession, sessionRequestOf, crossingSsh, defaultImage, type LaunchRequest, type Mode } from './session/request.js';
+export {
+  requestOf,
+  requestOfSession,
+  sessionRequestOf,
+  crossingSsh,
+  defaultImage,
+  type LaunchRequest,
+  type Mode,
+} from './session/request.js';
 export { defaultRoot, defaultLedgerPath, defaultRegistryPath, homeOf, machineIdFile, pathDefaults } from './paths.js';
 export { parseRequest, sessionFlags, sessionOptions } from './commands/session-flags.js';
 export { sessionIdentity } from './session/identity.js';
@@ -18,11 +26,30 @@ export { recentLines } from './ledger/read.js';
 export { describeEnd, describeRefused } from './ledger/describe.js';
 export { ranLine, refusedLine, type SessionEnd } from './ledger/verdict.js';
 export { sessionEnd } from './session/end.js';
-export { kubeManifest, podManifest, networkPolicy, brokerConfigMap, brokerConfigKey, memoryQuantity, cpuQuantity, pidsAnnotation } from './commands/kube/manifest.js';
+export {
+  kubeManifest,
+  podManifest,
+  networkPolicy,
+  brokerConfigMap,
+  brokerConfigKey,
+  memoryQuantity,
+  cpuQuantity,
+  pidsAnnotation,
+} from './commands/kube/manifest.js';
 export { resolveLayout, layoutFor, sessionsDir, workspaceIdOf, checkWorkspaceId } from './workspace/layout.js';
 export { sweepAbandoned, ledgerHasRun } from './recovery/sweep.js';
 export { watchDisk, duBytes, countNames, filesCeiling, pollPeriodMs, type DiskUsage } from './disk/watch.js';
-export { look, lookNow, newLookState, defaultMaxDirs, maxPathBytes, racyMs, type LookFs, type LookState, type DirStat } from './disk/look.js';
+export {
+  look,
+  lookNow,
+  newLookState,
+  defaultMaxDirs,
+  maxPathBytes,
+  racyMs,
+  type LookFs,
+  type LookState,
+  type DirStat,
+} from './disk/look.js';
 export { hostLookFs } from './disk/usage.js';
 export type { SessionStep, FaultHooks } from './session/faults.js';
 export * from './session/preflight.js';

@@ -97,7 +97,12 @@ async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionId
     const prepared = await prepareSession(request, layout, identity, facts, io); // 7
     identity = prepared.plan.identity;
     const { egress, publish } = prepared.plan;
-    hold.update({ installed: prepared.installed, line: lineFields(identity), egress: { mode: egress.mode, ...(egress.logPath ? { log: egress.logPath } : {}) }, published: publish.ports });
+    hold.update({
+      installed: prepared.installed,
+      line: lineFields(identity),
+      egress: { mode: egress.mode, ...(egress.logPath ? { log: egress.logPath } : {}) },
+      published: publish.ports,
+    });
     const ran = await containSession(request, prepared, hold, live.io, noNewPrivs); // 8-10
     exitCode = ran.exitCode;
     line = recordVerdict(targetsOf(request), ranLine(identity, live.finish(ran.end)), io.log); // 11
@@ -118,10 +123,18 @@ async function launchLocal(request: LaunchRequest, io: LaunchIo, base: SessionId
  * is what a run does), stopping before the workspace is held or anything is acquired. A remote
  * host is refused: its receiver composes the plan from its own files.
  */
-export async function planSession(request: LaunchRequest, io: LaunchIo, containment: ContainmentMode = containmentMode()): Promise<PreparedSession> {
+export async function planSession(
+  request: LaunchRequest,
+  io: LaunchIo,
+  containment: ContainmentMode = containmentMode(),
+): Promise<PreparedSession> {
   const picked = await whereToRun(request, io);
   if (!picked.local) {
-    throw new ToolError('usage', 'remote-plan', `host ${picked.host.name} is another node: run \`agent-sandbox plan\` there (its receiver composes the plan from its own files)`);
+    throw new ToolError(
+      'usage',
+      'remote-plan',
+      `host ${picked.host.name} is another node: run \`agent-sandbox plan\` there (its receiver composes the plan from its own files)`,
+    );
   }
   const { layout, facts } = await checkHost(request, io, { checkImage: false });
   const identity = { ...sessionIdentity(request, picked.host.name, containment), sessionId: layout.sessionId };
@@ -157,7 +170,13 @@ function keepRetention(ledgerFile: string, log: (line: string) => void): void {
 }
 
 function lineFields(identity: SessionIdentity): SessionRecord['line'] {
-  return { runtime: identity.runtime, account: identity.account, containment: identity.containment, image: identity.image, limits: identity.limits };
+  return {
+    runtime: identity.runtime,
+    account: identity.account,
+    containment: identity.containment,
+    image: identity.image,
+    limits: identity.limits,
+  };
 }
 
 /** The record a sweep reads when this launcher died: who ran, where, and what it made (filled in as it goes). */

@@ -45,7 +45,8 @@ export async function receive(channel: Channel, config: ReceiverConfig, io: Laun
     const machineId = readMachineId(config.machineIdFile);
     const request = acceptRequest(await channel.firstLine(), machineId); // 1
     if (request.kind === 'return') return await serveReturn(request, config.root, config.stdout()); // 2
-    if (isLive(request)) return await serveLive(request, config.root, { stdout: config.stdout(), log: io.log, env: io.env, input: channel }); // 3
+    if (isLive(request))
+      return await serveLive(request, config.root, { stdout: config.stdout(), log: io.log, env: io.env, input: channel }); // 3
     return await receiveSession(channel, request, config, io, machineId);
   } catch (err) {
     // The client reads the code from this line (stdout carries the agent's output); the CLI still
@@ -58,9 +59,20 @@ export async function receive(channel: Channel, config: ReceiverConfig, io: Laun
 }
 
 /** Steps 4-7 for a session request. */
-async function receiveSession(channel: Channel, request: SessionRequest, config: ReceiverConfig, io: LaunchIo, machineId: string): Promise<number> {
+async function receiveSession(
+  channel: Channel,
+  request: SessionRequest,
+  config: ReceiverConfig,
+  io: LaunchIo,
+  machineId: string,
+): Promise<number> {
   io.log(`${receiverStartedTag}${request.workspaceId}`);
-  const launchRequest = requestOfSession(request, { root: config.root, ledgerFile: config.ledgerFile, machineIdFile: config.machineIdFile, env: io.env });
+  const launchRequest = requestOfSession(request, {
+    root: config.root,
+    ledgerFile: config.ledgerFile,
+    machineIdFile: config.machineIdFile,
+    env: io.env,
+  });
   const host = hostName();
   let verdict: LedgerLine | undefined;
   const node: NodeLaunch = { host, line: { remote: { machineId, host } }, onVerdict: (line) => (verdict = line) };
@@ -71,7 +83,10 @@ async function receiveSession(channel: Channel, request: SessionRequest, config:
     try {
       taken = await takeWork(channel, request, config); // 4
     } catch (err) {
-      const exitCode = refuseRequest(launchRequest, err, { ...sessionIo, node: { ...node, line: { ...node.line, work: { branch: request.work.branch } } } });
+      const exitCode = refuseRequest(launchRequest, err, {
+        ...sessionIo,
+        node: { ...node, line: { ...node.line, work: { branch: request.work.branch } } },
+      });
       io.log(`${receiverVerdictTag}${JSON.stringify(verdict ?? {})}`); // 7
       return exitCode;
     }
@@ -111,5 +126,8 @@ async function takeWork(channel: Channel, request: SessionRequest, config: Recei
 
 /** Step 6: the session's work for the client; when it cannot be collected, the transfer says why. */
 async function collectOrSay(accepted: AcceptedWork, verdict: LedgerLine | undefined): Promise<WorkTransfer> {
-  return await collectWork(accepted, verdict?.runId, verdict?.gitReturn?.sideRef ?? undefined).catch((err: Error) => ({ ...accepted.transfer, message: `the node could not collect the session's work: ${err.message}` }));
+  return await collectWork(accepted, verdict?.runId, verdict?.gitReturn?.sideRef ?? undefined).catch((err: Error) => ({
+    ...accepted.transfer,
+    message: `the node could not collect the session's work: ${err.message}`,
+  }));
 }

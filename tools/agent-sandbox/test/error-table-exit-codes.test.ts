@@ -14,7 +14,10 @@ import { nothingLeft } from './fixtures/session-fixture.js';
 
 /** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
 // root: its rows run the launcher as uid 1000 through setpriv --reuid.
-const requirements = sessionNeeds({ root: true, images: ['localhost/agent-sandbox-agents:latest', 'localhost/agent-sandbox-busybox:latest'] });
+const requirements = sessionNeeds({
+  root: true,
+  images: ['localhost/agent-sandbox-agents:latest', 'localhost/agent-sandbox-busybox:latest'],
+});
 
 interface Row {
   claim: string;
@@ -50,8 +53,17 @@ const rows: Row[] = [
     message: /no agent-seat host answers: seat1: 127\.0\.0\.1:\d+ ECONNREFUSED/,
     setup: async (fx) => {
       const registry = path.join(fx.base, 'hosts.json');
-      const ssh = { address: '127.0.0.1', port: await deadPort(), user: 'root', hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDeadDeadDeadDeadDeadDeadDeadDeadDeadDeadDeadDead', identityFile: '/nonexistent/key' };
-      await writeFile(registry, JSON.stringify({ version: 1, hosts: [{ name: 'seat1', roles: ['agent-seat'], machineId: 'f'.repeat(32), ssh }] }));
+      const ssh = {
+        address: '127.0.0.1',
+        port: await deadPort(),
+        user: 'root',
+        hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDeadDeadDeadDeadDeadDeadDeadDeadDeadDeadDeadDead',
+        identityFile: '/nonexistent/key',
+      };
+      await writeFile(
+        registry,
+        JSON.stringify({ version: 1, hosts: [{ name: 'seat1', roles: ['agent-seat'], machineId: 'f'.repeat(32), ssh }] }),
+      );
       return { flags: ['--hosts', registry] };
     },
   },
@@ -165,12 +177,20 @@ for (const row of rows) {
     t.notOk(fx.ranOnHost(), 'the agent did not run on the host');
     // Row 83's own container (made by the test to hold the name) is the test's, removed at teardown.
     const ours = row.code === 'podman-run-failed' ? [`agent-sandbox-${fx.id}`] : [];
-    t.same(await fx.leftovers(), { ...nothingLeft, containers: ours }, 'nothing is left: no staged or installed credential copy, no lock or record, no container, no cgroup');
+    t.same(
+      await fx.leftovers(),
+      { ...nothingLeft, containers: ours },
+      'nothing is left: no staged or installed credential copy, no lock or record, no container, no cgroup',
+    );
     ran += 1;
   });
 }
 
 t.test('every row of the error table ran', requirements, async (t) => {
   t.equal(ran, rows.length);
-  t.same(rows.map((r) => r.exitCode), [80, 81, 82, 83, 84, 85, 86, 87, 88, 90], 'rows 80..88 and 90 (89 is nnp-probe\'s handoff exit, unreachable without a user manager)');
+  t.same(
+    rows.map((r) => r.exitCode),
+    [80, 81, 82, 83, 84, 85, 86, 87, 88, 90],
+    "rows 80..88 and 90 (89 is nnp-probe's handoff exit, unreachable without a user manager)",
+  );
 });

@@ -14,16 +14,47 @@ const requirements = sessionNeeds();
 
 /** Every variable read by tools/agent-sandbox and the cores it composes (grep of src), and what podman reads. */
 const readByCode = [
-  'HOME', 'PATH', 'XDG_CONFIG_HOME', 'XDG_STATE_HOME', 'XDG_DATA_HOME', 'XDG_RUNTIME_DIR', 'CODEX_HOME',
-  'TERM', 'COLORTERM', 'LANG', 'NO_COLOR', 'AGENT_SANDBOX_PODMAN', 'CONTAINERS_CONF', 'CONTAINERS_STORAGE_CONF',
-  'CONTAINER_HOST', 'CONTAINER_CONNECTION',
+  'HOME',
+  'PATH',
+  'XDG_CONFIG_HOME',
+  'XDG_STATE_HOME',
+  'XDG_DATA_HOME',
+  'XDG_RUNTIME_DIR',
+  'CODEX_HOME',
+  'TERM',
+  'COLORTERM',
+  'LANG',
+  'NO_COLOR',
+  'AGENT_SANDBOX_PODMAN',
+  'CONTAINERS_CONF',
+  'CONTAINERS_STORAGE_CONF',
+  'CONTAINER_HOST',
+  'CONTAINER_CONNECTION',
 ];
 /** Names an agent might try to restore host execution with. */
 const bypassNames = [
-  'OD_SANDBOX', 'OD_LOCAL_DISPATCH_OK', 'OD_REMOTE_EXEC', 'CDX_OFFLOAD_STRICT', 'AGENT_SANDBOX', 'AGENT_SANDBOX_DISABLE',
-  'AGENT_SANDBOX_UNSAFE', 'AGENT_SANDBOX_FALLBACK', 'AGENT_SANDBOX_HOST', 'AGENT_SANDBOX_NO_CONTAINER', 'AGENT_SANDBOX_STRICT',
-  'SANDBOX', 'NO_SANDBOX', 'UNSAFE', 'ALLOW_HOST', 'RUN_ON_HOST', 'HOST_FALLBACK', 'DISABLE_SANDBOX', 'SANDBOX_RUN_DISABLE',
-  'CODEX_UNSAFE', 'CLAUDE_UNSAFE', 'DANGEROUSLY_SKIP_PERMISSIONS',
+  'OD_SANDBOX',
+  'OD_LOCAL_DISPATCH_OK',
+  'OD_REMOTE_EXEC',
+  'CDX_OFFLOAD_STRICT',
+  'AGENT_SANDBOX',
+  'AGENT_SANDBOX_DISABLE',
+  'AGENT_SANDBOX_UNSAFE',
+  'AGENT_SANDBOX_FALLBACK',
+  'AGENT_SANDBOX_HOST',
+  'AGENT_SANDBOX_NO_CONTAINER',
+  'AGENT_SANDBOX_STRICT',
+  'SANDBOX',
+  'NO_SANDBOX',
+  'UNSAFE',
+  'ALLOW_HOST',
+  'RUN_ON_HOST',
+  'HOST_FALLBACK',
+  'DISABLE_SANDBOX',
+  'SANDBOX_RUN_DISABLE',
+  'CODEX_UNSAFE',
+  'CLAUDE_UNSAFE',
+  'DANGEROUSLY_SKIP_PERMISSIONS',
 ];
 
 /** A hostile environment: fake podman and fake runtime write the host marker and run the command here. */
@@ -62,22 +93,35 @@ async function hostileEnv(fx: SessionFixture): Promise<Record<string, string>> {
   return env;
 }
 
-t.test('with every variable set and a fake podman and runtime, an absent image still refuses (82) and nothing runs', requirements, async (t) => {
-  const fx = await sessionFixture(t, 'bypass82');
-  const env = await hostileEnv(fx);
-  const out = await fx.run(['run', ...fx.flags, '--image', 'localhost/astest-absent:none', '--', ...fx.agentArgs(0)], { env });
-  t.equal(out.exitCode, 82, out.stderr);
-  t.equal(fx.ranInWorkspace(), undefined, 'not in a container');
-  t.notOk(fx.ranOnHost(), 'and not on the host (no fake podman or runtime ran)');
-  t.equal(fx.ledgerLines()[0].reason, 'image-absent');
-});
+t.test(
+  'with every variable set and a fake podman and runtime, an absent image still refuses (82) and nothing runs',
+  requirements,
+  async (t) => {
+    const fx = await sessionFixture(t, 'bypass82');
+    const env = await hostileEnv(fx);
+    const out = await fx.run(['run', ...fx.flags, '--image', 'localhost/astest-absent:none', '--', ...fx.agentArgs(0)], { env });
+    t.equal(out.exitCode, 82, out.stderr);
+    t.equal(fx.ranInWorkspace(), undefined, 'not in a container');
+    t.notOk(fx.ranOnHost(), 'and not on the host (no fake podman or runtime ran)');
+    t.equal(fx.ledgerLines()[0].reason, 'image-absent');
+  },
+);
 
 t.test('with every variable set, a dead host still refuses (81) and nothing runs', requirements, async (t) => {
   const fx = await sessionFixture(t, 'bypass81');
   const env = await hostileEnv(fx);
   const registry = path.join(fx.base, 'hosts.json');
-  const ssh = { address: '127.0.0.1', port: 1, user: 'root', hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDeadDeadDeadDeadDeadDeadDeadDeadDeadDeadDeadDead', identityFile: '/nonexistent/key' };
-  await writeFile(registry, JSON.stringify({ version: 1, hosts: [{ name: 'gone', roles: ['agent-seat'], machineId: 'e'.repeat(32), ssh }] }));
+  const ssh = {
+    address: '127.0.0.1',
+    port: 1,
+    user: 'root',
+    hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDeadDeadDeadDeadDeadDeadDeadDeadDeadDeadDeadDead',
+    identityFile: '/nonexistent/key',
+  };
+  await writeFile(
+    registry,
+    JSON.stringify({ version: 1, hosts: [{ name: 'gone', roles: ['agent-seat'], machineId: 'e'.repeat(32), ssh }] }),
+  );
   const out = await fx.run(['run', ...fx.flags, '--hosts', registry, '--', ...fx.agentArgs(0)], { env });
   t.equal(out.exitCode, 81, out.stderr);
   t.equal(fx.ranInWorkspace(), undefined);
@@ -101,7 +145,9 @@ t.test('the launcher spawns nothing but podman (via sandbox-run), ssh and its pr
   const spawning: Record<string, string[]> = {};
   for (const file of (await readdir(src, { recursive: true })).filter((f) => f.endsWith('.ts'))) {
     const text = await readFile(path.join(src, file), 'utf8');
-    const starts = [...text.matchAll(/(?<![.\w])(execa|spawn|spawnSync|execFile|execFileSync|exec|execSync|fork|captureCommand)\s*\(\s*([^,)]*)/g)].map((m) => `${m[1]}(${m[2]!.trim()}`);
+    const starts = [
+      ...text.matchAll(/(?<![.\w])(execa|spawn|spawnSync|execFile|execFileSync|exec|execSync|fork|captureCommand)\s*\(\s*([^,)]*)/g),
+    ].map((m) => `${m[1]}(${m[2]!.trim()}`);
     if (/from 'node:child_process'|from 'execa'|shared\/capture'/.test(text) || starts.length > 0) spawning[file] = starts;
   }
   t.same(spawning, {
@@ -115,9 +161,17 @@ t.test('the launcher spawns nothing but podman (via sandbox-run), ssh and its pr
   });
   const ssh = await readFile(path.join(src, 'dispatch', 'ssh.ts'), 'utf8');
   t.match(ssh, /const \[bin, \.\.\.args\] = buildSshArgv\(/, 'ssh runs buildSshArgv, whose argv ends at the host address');
-  t.match(ssh, /child\.stdin\?\.write\(`\$\{JSON\.stringify\(request\)\}\\n`\)/, 'the request crosses as JSON on stdin, never as a command');
+  t.match(
+    ssh,
+    /child\.stdin\?\.write\(`\$\{JSON\.stringify\(request\)\}\\n`\)/,
+    'the request crosses as JSON on stdin, never as a command',
+  );
   const sentinel = await readFile(path.join(src, 'recovery', 'sentinel.ts'), 'utf8');
-  t.match(sentinel, /process\.execPath, path\.join\(distDir\(\), 'sentinel-main\.js'\)/, 'the sentinel only ever execs the launcher\'s own cleanup');
+  t.match(
+    sentinel,
+    /process\.execPath, path\.join\(distDir\(\), 'sentinel-main\.js'\)/,
+    "the sentinel only ever execs the launcher's own cleanup",
+  );
 });
 
 t.teardown(() => {

@@ -39,7 +39,12 @@ async function complete(tool: string, words: string[]): Promise<string[]> {
     'printf "%s\\n" "${COMPREPLY[@]}"',
   ].join('\n');
   const bins = withCommands.map((name) => path.dirname(binPath(name))).join(':');
-  const out = await execa('bash', ['-c', script], { env: { PATH: `${bins}:${process.env['PATH']}` }, stdin: 'ignore', reject: false, timeout: 60_000 });
+  const out = await execa('bash', ['-c', script], {
+    env: { PATH: `${bins}:${process.env['PATH']}` },
+    stdin: 'ignore',
+    reject: false,
+    timeout: 60_000,
+  });
   if (out.exitCode !== 0) throw new Error(`bash: ${out.stderr}`);
   return out.stdout.split('\n').filter(Boolean);
 }

@@ -6,7 +6,7 @@ export function bannerLines(runtime: string, binary: string, plan: LaunchPlan): 
   return [
     rule,
     `  UNCONTAINED SESSION: ${runtime} runs directly on this host (${binary}),`,
-    '  with your user\'s full access to files, credentials and network.',
+    "  with your user's full access to files, credentials and network.",
     '  No container, no mount restrictions, nothing destroyed when it ends.',
     '  This hatch is for a human at a terminal; agents are refused (exit 90).',
     ...plan.notes.map((note) => `  ${note}`),

@@ -44,9 +44,21 @@ function command(runtime: Runtime): CommandSpec {
     takesCommand: true,
     options: [
       { flag: 'dry-run', type: 'boolean', describe: 'run every check, print the launch plan as JSON, start nothing' },
-      { flag: 'memory', type: 'string', describe: `MemoryMax of the scope (default ${defaultLimits.memoryBytes / gib}G; user manager only)` },
-      { flag: 'tasks', type: 'number', describe: `TasksMax, or processes added to the user's count for RLIMIT_NPROC (default ${defaultLimits.tasks})` },
-      { flag: 'address-space', type: 'string', describe: `RLIMIT_AS per process without a user manager (default ${defaultLimits.addressSpaceBytes / gib}G)` },
+      {
+        flag: 'memory',
+        type: 'string',
+        describe: `MemoryMax of the scope (default ${defaultLimits.memoryBytes / gib}G; user manager only)`,
+      },
+      {
+        flag: 'tasks',
+        type: 'number',
+        describe: `TasksMax, or processes added to the user's count for RLIMIT_NPROC (default ${defaultLimits.tasks})`,
+      },
+      {
+        flag: 'address-space',
+        type: 'string',
+        describe: `RLIMIT_AS per process without a user manager (default ${defaultLimits.addressSpaceBytes / gib}G)`,
+      },
     ],
     examples: [[`agent-unsafe ${runtime} -- --help`, `start ${runtime} uncontained, passing --help to it`]],
     run: async (_input, ctx) => {

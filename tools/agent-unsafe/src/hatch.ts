@@ -84,7 +84,11 @@ export async function openHatch(request: HatchRequest, deps: HatchDeps): Promise
   const limits: LimitRequest = { ...defaultLimits, ...request.limits };
   const plan = planLimits(binary, request.args, limits, deps.limitDeps);
   if (!plan) {
-    throw new ToolError('limits', 'no-limit-mechanism', 'limits cannot be enforced: no systemd user manager and no prlimit on PATH (util-linux)');
+    throw new ToolError(
+      'limits',
+      'no-limit-mechanism',
+      'limits cannot be enforced: no systemd user manager and no prlimit on PATH (util-linux)',
+    );
   }
   const output: AgentUnsafePlan = {
     ok: true,
@@ -126,7 +130,9 @@ export function launchAttached(argv: string[], env: NodeJS.ProcessEnv): Promise<
     };
     child.on('error', (err) => {
       done();
-      reject(new ToolError('startFailed', 'launch-failed', `${file}: could not start (${(err as NodeJS.ErrnoException).code ?? err.message})`));
+      reject(
+        new ToolError('startFailed', 'launch-failed', `${file}: could not start (${(err as NodeJS.ErrnoException).code ?? err.message})`),
+      );
     });
     child.on('exit', (code, signal) => {
       done();

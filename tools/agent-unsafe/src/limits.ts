@@ -14,7 +14,11 @@ export const gib = 1024 ** 3;
 
 /** 17179869184 -> "16 GiB" (exact sizes stay exact: 1.5 GiB is "1536 MiB"). */
 export function formatBytes(bytes: number): string {
-  for (const [unit, size] of [['GiB', gib], ['MiB', 1024 ** 2], ['KiB', 1024]] as const) {
+  for (const [unit, size] of [
+    ['GiB', gib],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const) {
     if (bytes % size === 0) return `${bytes / size} ${unit}`;
   }
   return `${bytes} bytes`;

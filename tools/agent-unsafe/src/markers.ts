@@ -46,7 +46,7 @@ export const envMarkers: readonly EnvMarker[] = [
   { name: 'GEMINI_CLI', setBy: 'gemini CLI' },
   { name: 'AI_AGENT', setBy: 'generic agent marker' },
   { name: 'AGENT_SANDBOX_SESSION', setBy: 'agent-sandbox (inside every session container)' },
-  { name: 'AGENT_UNSAFE_SESSION', setBy: 'agent-unsafe (its own agent and that agent\'s children)' },
+  { name: 'AGENT_UNSAFE_SESSION', setBy: "agent-unsafe (its own agent and that agent's children)" },
 ];
 
 /**

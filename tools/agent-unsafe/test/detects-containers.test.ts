@@ -9,12 +9,32 @@ const clean = { '/proc/1/cgroup': '0::/init.scope\n', '/proc/self/cgroup': hostC
 const rows: { claim: string; files: Record<string, string | undefined>; env?: Record<string, string>; evidence: RegExp }[] = [
   { claim: '/run/.containerenv (podman)', files: { ...clean, '/run/.containerenv': '' }, evidence: /^\/run\/\.containerenv exists$/ },
   { claim: '/.dockerenv (docker)', files: { ...clean, '/.dockerenv': '' }, evidence: /^\/\.dockerenv exists$/ },
-  { claim: 'a libpod cgroup of PID 1 (cgroup v1)', files: { ...clean, '/proc/1/cgroup': '9:name=systemd:/libpod_parent/libpod-4509aa\n' }, evidence: /^\/proc\/1\/cgroup names/ },
-  { claim: 'a docker cgroup of this process', files: { ...clean, '/proc/self/cgroup': '0::/system.slice/docker-3f2a.scope\n' }, evidence: /^\/proc\/self\/cgroup names/ },
-  { claim: 'a kubepods cgroup', files: { ...clean, '/proc/self/cgroup': '0::/kubepods.slice/kubepods-burstable.slice/cri-containerd-1.scope\n' }, evidence: /^\/proc\/self\/cgroup names/ },
-  { claim: 'a containerd cgroup', files: { ...clean, '/proc/self/cgroup': '0::/containerd/abc\n' }, evidence: /^\/proc\/self\/cgroup names/ },
+  {
+    claim: 'a libpod cgroup of PID 1 (cgroup v1)',
+    files: { ...clean, '/proc/1/cgroup': '9:name=systemd:/libpod_parent/libpod-4509aa\n' },
+    evidence: /^\/proc\/1\/cgroup names/,
+  },
+  {
+    claim: 'a docker cgroup of this process',
+    files: { ...clean, '/proc/self/cgroup': '0::/system.slice/docker-3f2a.scope\n' },
+    evidence: /^\/proc\/self\/cgroup names/,
+  },
+  {
+    claim: 'a kubepods cgroup',
+    files: { ...clean, '/proc/self/cgroup': '0::/kubepods.slice/kubepods-burstable.slice/cri-containerd-1.scope\n' },
+    evidence: /^\/proc\/self\/cgroup names/,
+  },
+  {
+    claim: 'a containerd cgroup',
+    files: { ...clean, '/proc/self/cgroup': '0::/containerd/abc\n' },
+    evidence: /^\/proc\/self\/cgroup names/,
+  },
   { claim: 'an lxc cgroup', files: { ...clean, '/proc/1/cgroup': '0::/lxc.payload.c1\n' }, evidence: /^\/proc\/1\/cgroup names/ },
-  { claim: 'container= in PID 1\'s environment', files: { ...clean, '/proc/1/environ': 'HOME=/\0container=podman\0' }, evidence: /^PID 1 has container=/ },
+  {
+    claim: "container= in PID 1's environment",
+    files: { ...clean, '/proc/1/environ': 'HOME=/\0container=podman\0' },
+    evidence: /^PID 1 has container=/,
+  },
   { claim: 'container= in our own environment', files: clean, env: { container: 'systemd-nspawn' }, evidence: /^container= is set/ },
 ];
 let ran = 0;
@@ -49,5 +69,8 @@ t.test('the policy lists every reason and leads with the TTY', async (t) => {
     host: fakeHost({ ...clean, '/.dockerenv': '' }),
     parentPid: 999_999,
   });
-  t.same(reasons.map((r) => r.code), ['no-tty', 'container-environment', 'agent-marker']);
+  t.same(
+    reasons.map((r) => r.code),
+    ['no-tty', 'container-environment', 'agent-marker'],
+  );
 });

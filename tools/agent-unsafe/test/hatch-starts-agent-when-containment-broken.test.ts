@@ -12,7 +12,9 @@ t.test('the containerized path is really broken in the host-like root', hostLike
   const hatch = await makeHatchEnv(t);
   const noPodman = await runInHostLikeRoot(t, 'command -v podman', hatch, { pty: false });
   t.not(noPodman.exitCode, 0, 'podman is not on PATH');
-  const noImage = await runInHostLikeRoot(t, '/usr/bin/podman --runtime runc image exists localhost/agent-sandbox:latest', hatch, { pty: false });
+  const noImage = await runInHostLikeRoot(t, '/usr/bin/podman --runtime runc image exists localhost/agent-sandbox:latest', hatch, {
+    pty: false,
+  });
   t.not(noImage.exitCode, 0, 'even podman by absolute path finds no image (its storage is not there)');
 });
 
@@ -51,7 +53,11 @@ t.test('without a user manager the agent runs under the RLIMIT_NPROC and RLIMIT_
   const announced = /processes <= (\d+) for uid/.exec(result.output)?.[1];
   t.ok(announced, 'the banner names the process limit');
   t.match(result.output, new RegExp(`Max processes\\s+${announced}\\s+${announced}\\s+processes`), 'the stub sees that RLIMIT_NPROC');
-  t.match(result.output, new RegExp(`Max address space\\s+${12 * 1024 ** 3}\\s+${12 * 1024 ** 3}\\s+bytes`), 'the stub sees RLIMIT_AS of 12 GiB');
+  t.match(
+    result.output,
+    new RegExp(`Max address space\\s+${12 * 1024 ** 3}\\s+${12 * 1024 ** 3}\\s+bytes`),
+    'the stub sees RLIMIT_AS of 12 GiB',
+  );
 });
 
 t.test('with a user manager the agent is launched through systemd-run in unsafe.slice (stand-in systemd-run)', hostLike, async (t) => {

@@ -15,9 +15,9 @@ t.test('without a TTY, no environment at all opens the hatch (property, 500 rand
       fc.dictionary(fc.string({ minLength: 1, maxLength: 30 }), fc.string()),
       fc.constantFrom([false, false], [false, true], [true, false]),
       (env, [stdinIsTTY, stdoutIsTTY]) => {
-      runs += 1;
-      const reasons = policyRefusals({ stdinIsTTY: stdinIsTTY!, stdoutIsTTY: stdoutIsTTY!, env, host: fakeHost({}), parentPid: 0 });
-      return reasons.some((r) => r.code === 'no-tty');
+        runs += 1;
+        const reasons = policyRefusals({ stdinIsTTY: stdinIsTTY!, stdoutIsTTY: stdoutIsTTY!, env, host: fakeHost({}), parentPid: 0 });
+        return reasons.some((r) => r.code === 'no-tty');
       },
     ),
     { numRuns: 500 },
@@ -51,7 +51,8 @@ t.test('no other package depends on or imports agent-unsafe', async (t) => {
       for (const file of files.filter((f) => /\.(ts|js|mjs|sh)$/.test(String(f)))) {
         scanned += 1;
         const text = await readFile(path.join(root, 'src', String(file)), 'utf8');
-        if (/@agent-sandbox\/agent-unsafe|tools\/agent-unsafe\/|bin\/(cdx|cld|ca|agent)-unsafe/.test(text)) offenders.push(`${dir}/${pkg}/src/${file}`);
+        if (/@agent-sandbox\/agent-unsafe|tools\/agent-unsafe\/|bin\/(cdx|cld|ca|agent)-unsafe/.test(text))
+          offenders.push(`${dir}/${pkg}/src/${file}`);
       }
     }
   }

@@ -21,8 +21,21 @@ t.test('with a user manager (stand-in) the agent runs in its own scope in unsafe
   const plan = planLimits('/usr/bin/codex', ['exec', '$HOME'], defaultLimits, deps());
   t.equal(plan?.mechanism, 'systemd-run');
   t.same(plan?.argv, [
-    '/usr/bin/systemd-run', '--user', '--scope', '--slice=unsafe.slice', '--quiet', '--collect', '--expand-environment=no',
-    '-p', `MemoryMax=${12 * 1024 ** 3}`, '-p', 'TasksMax=512', '--', '/usr/bin/codex', 'exec', '$HOME',
+    '/usr/bin/systemd-run',
+    '--user',
+    '--scope',
+    '--slice=unsafe.slice',
+    '--quiet',
+    '--collect',
+    '--expand-environment=no',
+    '-p',
+    `MemoryMax=${12 * 1024 ** 3}`,
+    '-p',
+    'TasksMax=512',
+    '--',
+    '/usr/bin/codex',
+    'exec',
+    '$HOME',
   ]);
 });
 

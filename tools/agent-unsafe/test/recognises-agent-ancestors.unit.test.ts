@@ -11,16 +11,41 @@ t.test('the ppid is read after the last ")" so a comm with spaces and parenthese
 });
 
 const rows: { claim: string; comm: string; argv: string[]; agent: boolean }[] = [
-  { claim: 'the codex native binary', comm: 'codex', argv: ['/usr/lib/node_modules/@openai/codex/vendor/x86_64-unknown-linux-musl/codex/codex'], agent: true },
-  { claim: 'node running the codex npm launcher', comm: 'node', argv: ['node', '/usr/lib/node_modules/@openai/codex/bin/codex.js'], agent: true },
+  {
+    claim: 'the codex native binary',
+    comm: 'codex',
+    argv: ['/usr/lib/node_modules/@openai/codex/vendor/x86_64-unknown-linux-musl/codex/codex'],
+    agent: true,
+  },
+  {
+    claim: 'node running the codex npm launcher',
+    comm: 'node',
+    argv: ['node', '/usr/lib/node_modules/@openai/codex/bin/codex.js'],
+    agent: true,
+  },
   { claim: 'claude by its argv[0]', comm: 'MainThread', argv: ['claude', '--resume'], agent: true },
-  { claim: 'node running claude-code cli.js', comm: 'node', argv: ['/usr/bin/node', '/home/u/.npm-global/lib/node_modules/@anthropic-ai/claude-code/cli.js'], agent: true },
+  {
+    claim: 'node running claude-code cli.js',
+    comm: 'node',
+    argv: ['/usr/bin/node', '/home/u/.npm-global/lib/node_modules/@anthropic-ai/claude-code/cli.js'],
+    agent: true,
+  },
   { claim: 'cursor-agent', comm: 'cursor-agent', argv: ['cursor-agent'], agent: true },
   { claim: "cursor-agent's newer name agent", comm: 'agent', argv: ['/home/u/.local/bin/agent'], agent: true },
-  { claim: 'node running cursor-agent from its install dir', comm: 'node', argv: ['node', '/home/u/.local/share/cursor-agent/versions/1/index.js'], agent: true },
+  {
+    claim: 'node running cursor-agent from its install dir',
+    comm: 'node',
+    argv: ['node', '/home/u/.local/share/cursor-agent/versions/1/index.js'],
+    agent: true,
+  },
   { claim: 'a shell script named codex', comm: 'codex', argv: ['/bin/sh', '/tmp/x/codex'], agent: true },
   { claim: 'bash', comm: 'bash', argv: ['-bash'], agent: false },
-  { claim: 'the hatch itself (node agent-unsafe)', comm: 'node', argv: ['node', '/repo/tools/agent-unsafe/bin/agent-unsafe', 'codex'], agent: false },
+  {
+    claim: 'the hatch itself (node agent-unsafe)',
+    comm: 'node',
+    argv: ['node', '/repo/tools/agent-unsafe/bin/agent-unsafe', 'codex'],
+    agent: false,
+  },
   { claim: 'the cdx-unsafe wrapper', comm: 'cdx-unsafe', argv: ['/bin/sh', '/repo/tools/agent-unsafe/bin/cdx-unsafe'], agent: false },
   { claim: 'ssh-agent', comm: 'ssh-agent', argv: ['ssh-agent', '-s'], agent: false },
   { claim: 'vim editing codex.md', comm: 'vim', argv: ['vim', 'codex.md'], agent: false },
@@ -51,7 +76,10 @@ t.test('the walk finds an agent two levels up and stops at PID 1', async (t) => 
   });
   const result = walkAncestry(host, 30);
   t.same(result.walked, [30, 20, 10, 1]);
-  t.same(result.agents.map((p) => p.pid), [20]);
+  t.same(
+    result.agents.map((p) => p.pid),
+    [20],
+  );
   t.equal(result.unreadable, undefined);
 });
 

@@ -50,7 +50,11 @@ for (const row of rows) {
     const result = await runInHostLikeRoot(t, ancestor, hatch);
     t.equal(result.exitCode, 90, 'exit 90', { output: result.output });
     t.equal(result.refusal?.error?.code, 'agent-ancestor');
-    t.same(result.refusal?.error?.reasons?.map((r: any) => r.code), ['agent-ancestor'], 'the ancestor is the only reason');
+    t.same(
+      result.refusal?.error?.reasons?.map((r: any) => r.code),
+      ['agent-ancestor'],
+      'the ancestor is the only reason',
+    );
     t.match(result.refusal?.error?.reasons?.[0]?.evidence, row.evidence);
     t.same(await ranLines(hatch), [], 'the stub agent never ran');
   });

@@ -19,7 +19,11 @@ for (const marker of envMarkers) {
     const result = await runInHostLikeRoot(t, `${binDir}/cdx-unsafe`, hatch, { env: { [marker.name]: value } });
     t.equal(result.exitCode, 90, 'exit 90', { output: result.output });
     t.equal(result.refusal?.error?.code, 'agent-marker');
-    t.same(result.refusal?.error?.reasons?.map((r: any) => r.code), ['agent-marker'], 'the marker is the only reason');
+    t.same(
+      result.refusal?.error?.reasons?.map((r: any) => r.code),
+      ['agent-marker'],
+      'the marker is the only reason',
+    );
     t.match(result.refusal?.error?.message, marker.name, 'the message names the variable');
     t.notMatch(result.output, canary, "the variable's value is never printed");
     t.same(await ranLines(hatch), [], 'the stub agent never ran');

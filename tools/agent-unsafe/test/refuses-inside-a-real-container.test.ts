@@ -37,12 +37,23 @@ async function runInContainer(t: Test, command: string) {
   const path = `/stubs:/opt/host-node/bin:${repoRoot}/tools/agent-unsafe/bin:/usr/bin:/bin`;
   const result = await runPodman(
     [
-      'run', '--rm', '--name', name, ...flags,
-      '-v', '/usr/bin/node:/opt/host-node/bin/node:ro',
-      '-v', `${repoRoot}:${repoRoot}:ro`,
-      '-v', `${hatch.stubDir}:/stubs:ro`,
-      '-v', `${out}:/out`,
-      image, 'sh', '-c', `PATH=${path}; export PATH; ${command}`,
+      'run',
+      '--rm',
+      '--name',
+      name,
+      ...flags,
+      '-v',
+      '/usr/bin/node:/opt/host-node/bin/node:ro',
+      '-v',
+      `${repoRoot}:${repoRoot}:ro`,
+      '-v',
+      `${hatch.stubDir}:/stubs:ro`,
+      '-v',
+      `${out}:/out`,
+      image,
+      'sh',
+      '-c',
+      `PATH=${path}; export PATH; ${command}`,
     ],
     { expect: 'any', timeoutMs: 60_000 },
   );
@@ -58,7 +69,11 @@ t.test('control: inside the container a stub agent can run and leave its mark', 
 
 const rows = [
   { claim: 'under a real PTY', command: 'script -q -e -c "cdx-unsafe hi" /dev/null', first: 'container-environment' },
-  { claim: 'under a real PTY with container= removed from the environment', command: 'env -u container script -q -e -c "cld-unsafe hi" /dev/null', first: 'container-environment' },
+  {
+    claim: 'under a real PTY with container= removed from the environment',
+    command: 'env -u container script -q -e -c "cld-unsafe hi" /dev/null',
+    first: 'container-environment',
+  },
   { claim: 'without a TTY', command: 'ca-unsafe hi', first: 'no-tty' },
 ];
 let ran = 0;
@@ -70,7 +85,7 @@ for (const row of rows) {
     const refusal = findRefusal(run.output);
     t.equal(refusal?.error?.code, row.first);
     const evidence = (refusal?.error?.reasons ?? []).map((r: any) => r.evidence).join('\n');
-    t.match(evidence, '/run/.containerenv exists', 'podman\'s /run/.containerenv is named');
+    t.match(evidence, '/run/.containerenv exists', "podman's /run/.containerenv is named");
     t.match(evidence, /\/proc\/self\/cgroup names a container cgroup \(.*libpod/, 'the libpod cgroup is named');
     t.match(evidence, 'PID 1 has container= in its environment');
     t.same(run.ran, [], 'the stub agent never ran');

@@ -12,9 +12,19 @@ const hostLike = needs({ root: true, commands: ['unshare', 'chroot'] });
 
 const rows = [
   { claim: 'plain pipes on stdin and stdout', command: `${binDir}/cdx-unsafe`, pty: false, evidence: 'stdin and stdout not a terminal' },
-  { claim: 'stdin from /dev/null under a real PTY', command: `${binDir}/cld-unsafe </dev/null`, pty: true, evidence: 'stdin not a terminal' },
+  {
+    claim: 'stdin from /dev/null under a real PTY',
+    command: `${binDir}/cld-unsafe </dev/null`,
+    pty: true,
+    evidence: 'stdin not a terminal',
+  },
   { claim: 'stdout to a file under a real PTY', command: `${binDir}/ca-unsafe >STDOUT`, pty: true, evidence: 'stdout not a terminal' },
-  { claim: 'a dry run without a terminal', command: `${binDir}/agent-unsafe codex --dry-run`, pty: false, evidence: 'stdin and stdout not a terminal' },
+  {
+    claim: 'a dry run without a terminal',
+    command: `${binDir}/agent-unsafe codex --dry-run`,
+    pty: false,
+    evidence: 'stdin and stdout not a terminal',
+  },
 ];
 let ran = 0;
 for (const row of rows) {
@@ -39,6 +49,9 @@ t.test('the no-TTY refusal on this machine names the container too (its root has
   const result = await runBin('agent-unsafe', ['codex'], { env: { PATH: hatch.path } });
   t.equal(result.exitCode, 90);
   t.equal(result.json?.error?.code, 'no-tty');
-  t.ok(result.json?.error?.reasons.some((r: any) => r.code === 'container-environment'), 'the container reason is listed as well');
+  t.ok(
+    result.json?.error?.reasons.some((r: any) => r.code === 'container-environment'),
+    'the container reason is listed as well',
+  );
   t.same(await ranLines(hatch), []);
 });

@@ -29,7 +29,11 @@ async function readAccountsFile(file: string, runtime: string): Promise<Record<s
     text = await readFile(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new ToolError('credential', 'accounts-unreadable', `accounts file ${file} cannot be read (${(err as NodeJS.ErrnoException).code})`);
+    throw new ToolError(
+      'credential',
+      'accounts-unreadable',
+      `accounts file ${file} cannot be read (${(err as NodeJS.ErrnoException).code})`,
+    );
   }
   let doc: unknown;
   try {
@@ -49,7 +53,11 @@ async function readAccountsFile(file: string, runtime: string): Promise<Record<s
 function expandPath(raw: string, home: string, account: string, where: string): string {
   const expanded = raw === '~' ? home : raw.startsWith('~/') ? nodePath.join(home, raw.slice(2)) : raw;
   if (!nodePath.isAbsolute(expanded)) {
-    throw new ToolError('credential', 'account-path-relative', `account "${account}" in ${where}: path must be absolute or ~/..., got "${raw}"`);
+    throw new ToolError(
+      'credential',
+      'account-path-relative',
+      `account "${account}" in ${where}: path must be absolute or ~/..., got "${raw}"`,
+    );
   }
   return nodePath.normalize(expanded);
 }

@@ -117,7 +117,8 @@ export async function installCredentials(options: InstallOptions = {}): Promise<
   const env = options.env ?? process.env;
   const secretsDir = options.secretsDir ?? secretsRoot;
   const home = options.home ?? env['HOME'];
-  if (!home || !nodePath.isAbsolute(home)) throw refuse('no-home', `HOME must be an absolute path to install credentials, got "${home ?? ''}"`);
+  if (!home || !nodePath.isAbsolute(home))
+    throw refuse('no-home', `HOME must be an absolute path to install credentials, got "${home ?? ''}"`);
   const homeInfo = await lstatOrNull(home);
   if (!homeInfo?.isDirectory()) throw refuse('no-home', `HOME ${home} is not a directory`);
 
@@ -132,7 +133,8 @@ export async function installCredentials(options: InstallOptions = {}): Promise<
     const dir = nodePath.join(secretsDir, runtime);
     const from = nodePath.join(dir, stagedName(row));
     const extra = (await readdir(dir)).filter((name) => name !== stagedName(row));
-    if (extra.length > 0) throw refuse('unexpected-staged-file', `${nodePath.join(dir, extra[0]!)} is not a file the ${runtime} row stages`);
+    if (extra.length > 0)
+      throw refuse('unexpected-staged-file', `${nodePath.join(dir, extra[0]!)} is not a file the ${runtime} row stages`);
     if (!(await lstatOrNull(from))) throw refuse('staged-missing', `staged file ${from} is missing`);
     const bytes = await readStaged(from);
     await ensureParents(home, nodePath.dirname(row.containerPath));

@@ -8,14 +8,7 @@ import * as nodePath from 'node:path';
 import { ToolError } from '@agent-sandbox/shared/tool-error';
 import type { CredStagePlanInput, CredStagePlanOutput } from '@agent-sandbox/shared/schemas/cred-stage';
 import { resolveAccountPath } from './accounts.js';
-import {
-  defaultContainerHome,
-  findRow,
-  runtimeNames,
-  stagedName,
-  stagingPath,
-  type CredentialRow,
-} from './credential-table.js';
+import { defaultContainerHome, findRow, runtimeNames, stagedName, stagingPath, type CredentialRow } from './credential-table.js';
 import { ExpiryUnreadable } from './expiry.js';
 import { parseCredential, readCredentialFile } from './read-credential.js';
 

@@ -71,10 +71,7 @@ export async function readCredentialFile(path: string, home: string, label: stri
     if (!info.isFile()) throw refuse('not-regular-file', `${name} is not a regular file`);
     const mode = info.mode & 0o777;
     if ((mode & 0o077) !== 0) {
-      throw refuse(
-        'too-permissive',
-        `${name} has mode 0${mode.toString(8)}: group or others have access; run chmod 600 on it`,
-      );
+      throw refuse('too-permissive', `${name} has mode 0${mode.toString(8)}: group or others have access; run chmod 600 on it`);
     }
     if (info.size > maxCredentialBytes) throw refuse('too-large', `${name} is larger than ${maxCredentialBytes} bytes`);
     const bytes = await handle.readFile();

@@ -17,7 +17,12 @@ t.test('started from a snapshot of itself, the bundle installs as the script doe
   const bundle = path.join(base, 'cred-stage.cjs');
   await copyFile(path.join(repoRoot, 'image/build/bin/cred-stage'), bundle);
   const blob = path.join(base, 'cred-stage.blob');
-  const built = await execa(process.execPath, ['--snapshot-blob', blob, '--build-snapshot', bundle], { cwd: base, reject: false, env, extendEnv: false });
+  const built = await execa(process.execPath, ['--snapshot-blob', blob, '--build-snapshot', bundle], {
+    cwd: base,
+    reject: false,
+    env,
+    extendEnv: false,
+  });
   t.equal(built.exitCode, 0, built.stderr);
   t.equal(built.stderr, '', 'no warning while the snapshot is made');
 

@@ -14,7 +14,12 @@ import { canary, writeCredential } from './fixtures/credentials.js';
 const bundle = path.join(repoRoot, 'image/build/bin/cred-stage');
 
 async function runBundle(args: string[]) {
-  const r = await execa(bundle, args, { reject: false, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' }, extendEnv: false, input: 'STDIN-IS-NOT-READ' });
+  const r = await execa(bundle, args, {
+    reject: false,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+    extendEnv: false,
+    input: 'STDIN-IS-NOT-READ',
+  });
   let json: any;
   try {
     json = JSON.parse(String(r.stdout));

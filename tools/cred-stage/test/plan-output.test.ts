@@ -6,13 +6,26 @@ import { validateDocument } from '@agent-sandbox/shared';
 import { CredStagePlanOutput, CredStageRuntimesOutput } from '@agent-sandbox/shared/validators/cred-stage';
 import { runBin, tempDir } from '@agent-sandbox/testkit';
 import { planCredentials, credentialTable } from '../dist/index.js';
-import { canary, claudeOauth, codexApiKey, codexChatgpt, cursorAuth, hostEnv, inSeconds, jwt, writeCredential } from './fixtures/credentials.js';
+import {
+  canary,
+  claudeOauth,
+  codexApiKey,
+  codexChatgpt,
+  cursorAuth,
+  hostEnv,
+  inSeconds,
+  jwt,
+  writeCredential,
+} from './fixtures/credentials.js';
 
 t.test('cred-stage runtimes prints the table as JSON, one row per runtime, valid against its schema', async (t) => {
   const out = await runBin('cred-stage', ['runtimes']);
   t.equal(out.exitCode, 0);
   t.doesNotThrow(() => validateDocument(CredStageRuntimesOutput, out.json), 'matches cred-stage.runtimes.output');
-  t.same(out.json.runtimes.map((r: { runtime: string }) => r.runtime), ['codex', 'claude', 'cursor-agent']);
+  t.same(
+    out.json.runtimes.map((r: { runtime: string }) => r.runtime),
+    ['codex', 'claude', 'cursor-agent'],
+  );
   t.same(
     out.json.runtimes.map((r: { stagingPath: string }) => r.stagingPath),
     ['/sandbox-secrets/codex/auth.json', '/sandbox-secrets/claude/.credentials.json', '/sandbox-secrets/cursor-agent/auth.json'],
@@ -81,7 +94,10 @@ t.test('a cursor access-token JWT exp is the expiry when there is no expiry fiel
   const base = await tempDir(t, 'cred-stage-ok-');
   const exp = inSeconds(86400);
   await writeCredential(`${base}/.config/cursor/auth.json`, { accessToken: jwt(exp, canary()) });
-  t.equal((await planCredentials({ runtime: 'cursor-agent', home: base }, { env: hostEnv(base) })).expiresAt, new Date(exp * 1000).toISOString());
+  t.equal(
+    (await planCredentials({ runtime: 'cursor-agent', home: base }, { env: hostEnv(base) })).expiresAt,
+    new Date(exp * 1000).toISOString(),
+  );
   await writeCredential(`${base}/.config/cursor/auth.json`, cursorAuth(canary()));
   t.equal((await planCredentials({ runtime: 'cursor-agent', home: base }, { env: hostEnv(base) })).expiresAt, null);
 });

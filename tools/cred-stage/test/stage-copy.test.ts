@@ -9,7 +9,10 @@ import { canary, claudeOauth, codexChatgpt, hostEnv, inSeconds, writeCredential 
 t.test('stage copies the host bytes to <stageDir>/<runtime>/<file>, 0400, uid 1000, dirs 0700', async (t) => {
   const base = await tempDir(t, 'cred-stage-stage-');
   const file = await writeCredential(`${base}/home/.claude/.credentials.json`, claudeOauth(Date.now() + 86400e3, canary()));
-  const plan = await stageCredentials({ runtime: 'claude', home: `${base}/home`, stageDir: `${base}/stage/s1` }, { env: hostEnv(`${base}/home`) });
+  const plan = await stageCredentials(
+    { runtime: 'claude', home: `${base}/home`, stageDir: `${base}/stage/s1` },
+    { env: hostEnv(`${base}/home`) },
+  );
   const copy = `${base}/stage/s1/claude/.credentials.json`;
   t.equal(plan.staged, true);
   t.equal(plan.mounts[0]?.source, copy);

@@ -27,7 +27,10 @@ const hardening = [
   'nproc=4096:4096',
 ];
 
-const sha256 = async (file: string) => createHash('sha256').update(await readFile(file)).digest('hex');
+const sha256 = async (file: string) =>
+  createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
 
 /**
  * The files the container added or changed in its own layer (`podman diff`) that hold
@@ -54,7 +57,10 @@ t.before(async () => {
   if (!(await imageExists(image))) throw new Error(`${image} is missing: run bash image/build-all.sh`);
   const bundle = await sha256(path.join(repoRoot, 'image/build/bin/cred-stage'));
   // The image keeps the bundle in /usr/local/lib/agent-sandbox and starts it from a snapshot made of it (image/run-snapshot.sh).
-  const inside = await runPodman(['run', '--rm', ...hardening, '--entrypoint', 'sha256sum', image, '/usr/local/lib/agent-sandbox/cred-stage.js'], { expect: 'any' });
+  const inside = await runPodman(
+    ['run', '--rm', ...hardening, '--entrypoint', 'sha256sum', image, '/usr/local/lib/agent-sandbox/cred-stage.js'],
+    { expect: 'any' },
+  );
   if (!inside.stdout.startsWith(bundle)) {
     throw new Error(`${image} does not carry the current cred-stage bundle: run the cred-stage bundle script, then bash image/build.sh`);
   }
@@ -72,7 +78,11 @@ async function refreshInside(t: Test, name: string, hostHash: string, secret: st
   t.match(refreshed.stdout, /^refresh=ok$/m, 'the copy is writable: a refresh by rename succeeds');
   t.match(refreshed.stdout, /^rewrite=ok$/m, 'and so does a rewrite in place');
   t.match(refreshed.stdout, new RegExp(`^sourcehash=${hostHash}$`, 'm'), 'the staged source is unchanged inside');
-  t.same(await layerFilesHolding(name, secret), [], 'after the refresh no file the session wrote in its container holds the canary (no leftover copy, temp file or log)');
+  t.same(
+    await layerFilesHolding(name, secret),
+    [],
+    'after the refresh no file the session wrote in its container holds the canary (no leftover copy, temp file or log)',
+  );
 }
 
 /** Where the canary must not be while the container runs: inspect, the process lists inside and on the host, the logs. */
@@ -99,7 +109,10 @@ t.test('staged read-only, copied writable, refreshed inside, host file untouched
   t.ok((await readFile(hostFile, 'utf8')).includes(secret), 'control: the host file carries the canary');
 
   const seen: string[] = []; // every byte any tool or podman printed
-  const staged = await runBin('cred-stage', ['stage'], { input: { runtime: 'codex', home, stageDir: `${base}/stage/s1` }, env: hostEnv(home) });
+  const staged = await runBin('cred-stage', ['stage'], {
+    input: { runtime: 'codex', home, stageDir: `${base}/stage/s1` },
+    env: hostEnv(home),
+  });
   seen.push(staged.stdout, staged.stderr);
   t.equal(staged.exitCode, 0, staged.stderr);
   const mount = staged.json.mounts[0];
@@ -132,7 +145,11 @@ t.test('staged read-only, copied writable, refreshed inside, host file untouched
   t.match(inside.stdout, /^chmod-source: .*Read-only file system/m, 'even its owner cannot chmod it: the mount is read-only');
   t.match(inside.stdout, /^copy=600 agent dir=700 agent$/m, 'the copy is 0600 in a 0700 dir, owned by the agent user');
   t.match(inside.stdout, new RegExp(`^copyhash=${before.hash}$`, 'm'), 'the installed copy has the host bytes (so the canary was inside)');
-  t.same(await layerFilesHolding(name, secret), ['/sandbox/home/.codex/auth.json'], "control: the search of the container's own files finds the canary in the installed copy, and only there");
+  t.same(
+    await layerFilesHolding(name, secret),
+    ['/sandbox/home/.codex/auth.json'],
+    "control: the search of the container's own files finds the canary in the installed copy, and only there",
+  );
 
   await refreshInside(t, name, before.hash, secret, seen);
   await canaryNowhereWhileRunning(t, name, secret, seen);
@@ -166,7 +183,18 @@ t.test('a staged runtime directory without its file fails the session closed wit
   await mkdir(`${base}/stage/claude-empty`);
   const name = containerName(t, 'cred-missing');
   const out = await runPodman(
-    ['run', '--name', name, ...hardening, '-v', `${staged}:/sandbox-secrets/codex/auth.json:ro`, '-v', `${base}/stage/claude-empty:/sandbox-secrets/claude:ro`, image, 'true'],
+    [
+      'run',
+      '--name',
+      name,
+      ...hardening,
+      '-v',
+      `${staged}:/sandbox-secrets/codex/auth.json:ro`,
+      '-v',
+      `${base}/stage/claude-empty:/sandbox-secrets/claude:ro`,
+      image,
+      'true',
+    ],
     { expect: 'any', timeoutMs: 60_000 },
   );
   t.equal(out.exitCode, 85, out.stderr);

@@ -32,14 +32,19 @@ async function serve(config: EgressProxyConfig, ctx: RunContext) {
   const why = await stop.wait;
   stop.dispose();
   const summary = await broker.stop();
-  ctx.log(`egress-proxy: stopped (${why}): ${summary.attempts} attempts, ${summary.allowed} allowed, ${summary.denied} denied, ${summary.failed} failed`);
+  ctx.log(
+    `egress-proxy: stopped (${why}): ${summary.attempts} attempts, ${summary.allowed} allowed, ${summary.denied} denied, ${summary.failed} failed`,
+  );
   return { output: { ok: true, summary } };
 }
 
 function check(input: EgressCheckInput) {
   const policy = parsePolicy(input.allow, input.deny);
   const target = parseTarget(input.target);
-  if (!target) throw new ToolError('usage', 'invalid-field', `target: ${JSON.stringify(input.target)} is not host[:port] or [IPv6][:port]`, { field: 'target' });
+  if (!target)
+    throw new ToolError('usage', 'invalid-field', `target: ${JSON.stringify(input.target)} is not host[:port] or [IPv6][:port]`, {
+      field: 'target',
+    });
   const decided = decideTarget(policy, target);
   return { ok: true, host: hostText(target.host), port: target.port, ...decided };
 }
@@ -60,7 +65,10 @@ export const tool: ToolSpec = {
         { flag: 'log', field: 'logPath', type: 'string', describe: 'append JSON lines here (default: stdout)' },
       ],
       examples: [
-        [`echo '{"socketPath":"/run/as/s1/egress.sock","sessionId":"s1","allow":["api.openai.com"],"logPath":"/run/as/s1/egress.jsonl"}' | egress-proxy serve`, 'one session'],
+        [
+          `echo '{"socketPath":"/run/as/s1/egress.sock","sessionId":"s1","allow":["api.openai.com"],"logPath":"/run/as/s1/egress.jsonl"}' | egress-proxy serve`,
+          'one session',
+        ],
       ],
       run: async (input, ctx) => serve(input, ctx),
     },

@@ -5,7 +5,19 @@ export { openAttemptLog, AttemptLog, defaultLogLimits, type AttemptWriter, type 
 export { SummaryCounter, defaultSummaryLimits, type SummaryLimits } from './broker/summary-counter.js';
 export { TokenBucket, defaultRateLimit, type RateLimit } from './broker/rate-limit.js';
 export { makeAdmission, type Admission, type AdmissionOptions } from './broker/admission.js';
-export { parsePolicy, parseEntry, parseTarget, parseHost, decideTarget, hostText, defaultPort, type Policy, type Target, type Host, type NameDecision } from './rules/allowlist.js';
+export {
+  parsePolicy,
+  parseEntry,
+  parseTarget,
+  parseHost,
+  decideTarget,
+  hostText,
+  defaultPort,
+  type Policy,
+  type Target,
+  type Host,
+  type NameDecision,
+} from './rules/allowlist.js';
 export { refuseAddress, type AddressRule, type HostInterfaceAddress } from './rules/address-policy.js';
 export { decide, type Resolver, type Decision } from './rules/decide.js';
 export { parseHead, maxHeadBytes, type ParsedHead } from './rules/request-head.js';

@@ -4,7 +4,7 @@ import { planMounts } from './plan-mounts.js';
 
 export const tool: ToolSpec = {
   name: 'mount-plan',
-  summary: "the exact mount list for one session: its workspace, its home, git metadata at the same paths, secrets read-only",
+  summary: 'the exact mount list for one session: its workspace, its home, git metadata at the same paths, secrets read-only',
   commands: [
     {
       name: '$0',
@@ -16,11 +16,14 @@ export const tool: ToolSpec = {
         { flag: 'session-id', field: 'sessionId', type: 'string', describe: 'the session id' },
         { flag: 'credentials', field: 'credentials', type: 'json', describe: 'JSON array of credential mounts (cred-stage plan .mounts)' },
         { flag: 'git-roots', field: 'gitRoots', type: 'json', describe: 'JSON array of roots permitted for git metadata (default [root])' },
-        { flag: 'credential-roots', field: 'credentialRoots', type: 'json', describe: 'JSON array of roots permitted for credential sources' },
+        {
+          flag: 'credential-roots',
+          field: 'credentialRoots',
+          type: 'json',
+          describe: 'JSON array of roots permitted for credential sources',
+        },
       ],
-      examples: [
-        ['mount-plan --root /srv/sandbox --session-id s1 --workspace /srv/sandbox/workspaces/s1', 'plan a session'],
-      ],
+      examples: [['mount-plan --root /srv/sandbox --session-id s1 --workspace /srv/sandbox/workspaces/s1', 'plan a session']],
       run: async (input) => ({ output: await planMounts(input) }),
     },
   ],

@@ -65,10 +65,17 @@ t.test("plain repo: .git is the session's own store; the host's git dir is only 
   t.same(doc.gitStore.copies, ['HEAD', 'index'], 'the worktree state is copied in (and the index, checked, back)');
   t.same(doc.gitConfig[0], { key: 'safe.directory', value: '/sandbox/workspaces/s1' });
   t.same(doc.gitConfig.at(-1), { key: 'core.splitIndex', value: 'false' });
-  t.notOk(doc.gitConfig.some((e: any) => e.key === 'gc.packRefs'), 'packed-refs is the store\'s own: gc may pack refs');
+  t.notOk(
+    doc.gitConfig.some((e: any) => e.key === 'gc.packRefs'),
+    "packed-refs is the store's own: gc may pack refs",
+  );
   await git(['worktree', 'add', '-q', `${base}/elsewhere`], ws);
   doc = await plan({ workspace: ws, root, sessionId: 's1' });
-  t.same(doc.mounts.filter((m: any) => m.destination === `${inside}/worktrees`), [ro(`${ws}/.git/worktrees`, `${inside}/worktrees`)], 'the registry of other worktrees goes read-only');
+  t.same(
+    doc.mounts.filter((m: any) => m.destination === `${inside}/worktrees`),
+    [ro(`${ws}/.git/worktrees`, `${inside}/worktrees`)],
+    'the registry of other worktrees goes read-only',
+  );
 });
 
 t.test('linked worktree: the common dir and its own gitdir are the store, the real ones read-only, the registry ro, .git ro', async (t) => {
@@ -96,10 +103,19 @@ t.test('linked worktree: the common dir and its own gitdir are the store, the re
       ro(`${tree.workspace}/.git`, `${tree.workspace}/.git`),
     ].sort((a, b) => (a.destination < b.destination ? -1 : 1)),
   );
-  t.notOk(doc.mounts.some((m: any) => !m.readOnly && (m.source === c || m.source.startsWith(`${c}/`))), 'nothing of the real common dir is mounted read-write');
+  t.notOk(
+    doc.mounts.some((m: any) => !m.readOnly && (m.source === c || m.source.startsWith(`${c}/`))),
+    'nothing of the real common dir is mounted read-write',
+  );
   t.same(
-    doc.mounts.filter((m: any) => m.source.startsWith(`${store}/common/objects`)).map((m: any) => [m.destination.slice(c.length), m.readOnly]),
-    [['/objects', false], ['/objects/info', false], ['/objects/info/alternates', true]],
+    doc.mounts
+      .filter((m: any) => m.source.startsWith(`${store}/common/objects`))
+      .map((m: any) => [m.destination.slice(c.length), m.readOnly]),
+    [
+      ['/objects', false],
+      ['/objects/info', false],
+      ['/objects/info/alternates', true],
+    ],
     "what ties the store to the host's objects is pinned: the alternates file read-only, its directories mount points (no rename moves them)",
   );
   const depth = (p: string) => p.split('/').length;
@@ -108,7 +124,11 @@ t.test('linked worktree: the common dir and its own gitdir are the store, the re
     'every parent mount comes before the mounts below it',
   );
   t.ok(depth(doc.mounts[0].destination) <= depth(doc.mounts.at(-1).destination));
-  t.same(doc.gitStore.ownLinks.map((l: any) => l.name), ['commondir', 'gitdir'], "the own gitdir's redirects are links into the read-only view");
+  t.same(
+    doc.gitStore.ownLinks.map((l: any) => l.name),
+    ['commondir', 'gitdir'],
+    "the own gitdir's redirects are links into the read-only view",
+  );
   t.same(doc.git, {
     kind: 'worktree',
     gitDir: `${tree.common}/worktrees/s1`,

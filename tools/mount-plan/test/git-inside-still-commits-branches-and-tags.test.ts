@@ -25,13 +25,19 @@ const steps: [string, string][] = [
   ['revert', 'echo r > r && git add r && git commit -q -m to-revert && git revert --no-edit HEAD >/dev/null'],
   ['rebase', 'git checkout -q topic && git rebase -q session-s1 && git checkout -q session-s1'],
   ['stash', 'echo 3 >> f && git stash -q && git stash pop -q && git commit -q -am three'],
-  ['no operation left behind', 'test ! -e "$(git rev-parse --git-path CHERRY_PICK_HEAD)" && test ! -e "$(git rev-parse --git-path REVERT_HEAD)"'],
+  [
+    'no operation left behind',
+    'test ! -e "$(git rev-parse --git-path CHERRY_PICK_HEAD)" && test ! -e "$(git rev-parse --git-path REVERT_HEAD)"',
+  ],
   ['delete a loose ref', 'git update-ref -d refs/heads/feature'],
   ['branch -D of a packed branch', 'git branch -D packed'],
   ['pack-refs', 'git pack-refs --all'],
   ['gc', 'git gc -q --prune=now'],
   ['repack', 'git repack -q -a -d -l'],
-  ['commit-graph', 'G="$(git rev-parse --git-common-dir)/objects/info/commit-graph" && rm -f "$G" && git commit-graph write --reachable && test -s "$G"'],
+  [
+    'commit-graph',
+    'G="$(git rev-parse --git-common-dir)/objects/info/commit-graph" && rm -f "$G" && git commit-graph write --reachable && test -s "$G"',
+  ],
   ['multi-pack-index', 'git multi-pack-index write'],
   ['worktree prune', 'git worktree prune'],
 ];
@@ -58,15 +64,41 @@ t.test('inside a linked worktree the agent does its everyday git; the host sees 
   t.match(run.stdout, /Read-only file system/, 'with an error that says why');
   const report = store.finish();
   t.equal(report.outcome, 'fast-forward', "the session's branch came home");
-  t.same(report.refsDropped.named.map((r) => r.name), ['refs/heads/packed', 'refs/heads/topic', 'refs/tags/v-agent'], 'the branch it made, the tag it made and the branch it deleted are dropped and named');
+  t.same(
+    report.refsDropped.named.map((r) => r.name),
+    ['refs/heads/packed', 'refs/heads/topic', 'refs/tags/v-agent'],
+    'the branch it made, the tag it made and the branch it deleted are dropped and named',
+  );
   const user = await hostUser(base);
   t.equal(await readFile(`${tree.common}/packed-refs`, 'utf8'), packedBefore, "the host's packed-refs is unchanged");
-  t.match((await user.git(['log', '--format=%s', 'session-s1'], tree.main)).stdout, /three[\s\S]*Revert[\s\S]*Merge branch 'feature'[\s\S]*one/, "the agent's history is on its branch");
-  t.equal((await user.git(['rev-parse', '--verify', '-q', 'v-agent^{tag}'], tree.main, false)).exitCode, 1, 'its annotated tag stayed in its store');
+  t.match(
+    (await user.git(['log', '--format=%s', 'session-s1'], tree.main)).stdout,
+    /three[\s\S]*Revert[\s\S]*Merge branch 'feature'[\s\S]*one/,
+    "the agent's history is on its branch",
+  );
+  t.equal(
+    (await user.git(['rev-parse', '--verify', '-q', 'v-agent^{tag}'], tree.main, false)).exitCode,
+    1,
+    'its annotated tag stayed in its store',
+  );
   t.equal((await user.git(['rev-parse', '--verify', '-q', 'refs/heads/topic'], tree.main, false)).exitCode, 1, 'so did the branch it made');
-  t.equal((await user.git(['rev-parse', '--verify', '-q', 'refs/heads/packed'], tree.main)).exitCode, 0, 'the packed branch it deleted inside stays here');
+  t.equal(
+    (await user.git(['rev-parse', '--verify', '-q', 'refs/heads/packed'], tree.main)).exitCode,
+    0,
+    'the packed branch it deleted inside stays here',
+  );
   t.equal((await user.git(['fsck', '--no-progress'], tree.main)).exitCode, 0, 'git fsck on the host passes');
   t.equal((await user.git(['status', '--porcelain'], tree.workspace)).stdout, '', 'the session worktree is clean on the host');
-  t.equal((await user.git(['commit', '-q', '--allow-empty', '-m', 'host after'], tree.workspace)).exitCode, 0, 'and the host user can commit on it (what the import wrote is theirs)');
-  t.notOk(await lstat(`${tree.root}/git-stores/s1`).then(() => true, () => false), 'the store is gone');
+  t.equal(
+    (await user.git(['commit', '-q', '--allow-empty', '-m', 'host after'], tree.workspace)).exitCode,
+    0,
+    'and the host user can commit on it (what the import wrote is theirs)',
+  );
+  t.notOk(
+    await lstat(`${tree.root}/git-stores/s1`).then(
+      () => true,
+      () => false,
+    ),
+    'the store is gone',
+  );
 });

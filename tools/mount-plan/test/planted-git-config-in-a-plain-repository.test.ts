@@ -39,7 +39,7 @@ async function plainSession(t: Teardown) {
   return { base, workspace, linked: `${base}/linked`, user, plan, targets };
 }
 
-t.test('nothing planted in a plain repository session runs in the host user\'s git in any worktree', async (t) => {
+t.test("nothing planted in a plain repository session runs in the host user's git in any worktree", async (t) => {
   const { workspace, linked, user, plan, targets } = await plainSession(t);
   const store = prepareStore(t, plan, { uid: hostUid, gid: hostUid });
   const script = [afterHostRewrite(`${ws}/.git/config`, user.markers), honestWork, plantScript(targets)].join('\n');
@@ -47,14 +47,29 @@ t.test('nothing planted in a plain repository session runs in the host user\'s g
   await hostRewritesConfig(user, workspace, linked);
   const run = await running;
   t.equal(run.exitCode, 0, `the attack script ran to its end (${run.stderr.slice(-400)})`);
-  t.equal(plantLines(run.stdout).get('after-host-rewrite'), 2, "after the host's git config rewrote config, the agent still cannot write it");
+  t.equal(
+    plantLines(run.stdout).get('after-host-rewrite'),
+    2,
+    "after the host's git config rewrote config, the agent still cannot write it",
+  );
   t.equal(plantLines(run.stdout).get('after-host-rewrite-live'), 2, 'nor through the live view');
   t.match(run.stdout, /commit rc=0/, 'the agent commits inside');
 
   const report = store.finish();
-  t.match(report, { branch: 'refs/heads/main', outcome: 'fast-forward', copiedBack: ['index'] }, "main (checked out at start) came home, and the agent's index (HEAD still names main)");
-  t.same(report.refsDropped.named.map((r) => r.name), ['refs/tags/agent-tag'], 'its tag stayed in its store');
-  t.ok(['commondir', 'config', 'config.moved', 'config.worktree', 'modules'].every((n) => report.leftInStore.named.includes(n)), `what the agent made at the .git top stays private (${report.leftInStore.named.join(' ')})`);
+  t.match(
+    report,
+    { branch: 'refs/heads/main', outcome: 'fast-forward', copiedBack: ['index'] },
+    "main (checked out at start) came home, and the agent's index (HEAD still names main)",
+  );
+  t.same(
+    report.refsDropped.named.map((r) => r.name),
+    ['refs/tags/agent-tag'],
+    'its tag stayed in its store',
+  );
+  t.ok(
+    ['commondir', 'config', 'config.moved', 'config.worktree', 'modules'].every((n) => report.leftInStore.named.includes(n)),
+    `what the agent made at the .git top stays private (${report.leftInStore.named.join(' ')})`,
+  );
   t.equal(
     (await user.git(['status', '--porcelain'], workspace)).stdout,
     '?? .agent-waiting\n?? .host-rewrote-config\n?? evil/',
@@ -63,16 +78,28 @@ t.test('nothing planted in a plain repository session runs in the host user\'s g
   await everydayGit(user, workspace, 'side', 'ws');
   await everydayGit(user, linked, 'main', 'linked');
   t.same(await user.ran(), [], 'nothing planted ran on the host');
-  t.match((await user.git(['log', '--format=%s', 'main'], workspace)).stdout, /agent commit/, "the agent's commit is on main in the host repository");
+  t.match(
+    (await user.git(['log', '--format=%s', 'main'], workspace)).stdout,
+    /agent commit/,
+    "the agent's commit is on main in the host repository",
+  );
 });
 
 t.test('control: a plain repository mounted with its .git inside the workspace runs the plants on the host', async (t) => {
   const { workspace, user, plan, targets } = await plainSession(t);
   const before = [{ source: workspace, destination: ws, readOnly: false }];
-  const run = await runInContainer(t, { ...plan, mounts: before }, plantScript({ ...targets, replaceDirs: [], createInGitDirs: [] }), agent);
+  const run = await runInContainer(
+    t,
+    { ...plan, mounts: before },
+    plantScript({ ...targets, replaceDirs: [], createInGitDirs: [] }),
+    agent,
+  );
   t.equal(run.exitCode, 0);
   await user.git(['status'], workspace, false);
   await user.git(['checkout', '-q', '-b', 'probe'], workspace, false);
   const ran = await user.ran();
-  t.ok(ran.includes('replaced-config-g0') && ran.includes('hook-g0-post-checkout'), `the planted fsmonitor and hook ran on the host (${ran.join(' ')})`);
+  t.ok(
+    ran.includes('replaced-config-g0') && ran.includes('hook-g0-post-checkout'),
+    `the planted fsmonitor and hook ran on the host (${ran.join(' ')})`,
+  );
 });

@@ -38,7 +38,7 @@ async function linkedSession(t: Teardown) {
   return { tree, user, plan, gitDir, targets };
 }
 
-t.test('nothing planted in a linked worktree session runs in the host user\'s git in any worktree', async (t) => {
+t.test("nothing planted in a linked worktree session runs in the host user's git in any worktree", async (t) => {
   const { tree, user, plan, gitDir, targets } = await linkedSession(t);
   const store = prepareStore(t, plan, { uid: hostUid, gid: hostUid });
   const redirects = await Promise.all(['commondir', 'gitdir'].map((n) => readFile(`${gitDir}/${n}`, 'utf8')));
@@ -57,18 +57,43 @@ t.test('nothing planted in a linked worktree session runs in the host user\'s gi
 
   const report = store.finish();
   t.match(report, { outcome: 'fast-forward', copiedBack: ['index'] }, "the agent's branch came home by fast-forward, its index with it");
-  t.same(report.refsDropped.named.map((r) => r.name), ['refs/tags/agent-tag'], 'its tag stayed in its store, named');
+  t.same(
+    report.refsDropped.named.map((r) => r.name),
+    ['refs/tags/agent-tag'],
+    'its tag stayed in its store, named',
+  );
   // Names the host's git dir lacks are not linked (no dangling links in the store): what the
   // agent makes there is as private as a replaced config.
   const left = report.leftInStore.named;
-  t.ok(['commondir', 'config', 'config.moved', 'config.worktree', 'modules', 'worktree/commondir', 'worktree/config'].every((n) => left.includes(n)), `what the agent made at the top of its git dirs is named and removed with the store (${left.join(' ')})`);
-  t.same(await Promise.all(['commondir', 'gitdir'].map((n) => readFile(`${gitDir}/${n}`, 'utf8'))), redirects, "the worktree's real commondir and gitdir are unchanged");
-  for (const [worktree, from, tag] of [[tree.main, 'session-s1', 'main'], [tree.other, 'main', 'other'], [tree.workspace, 'other', 'ws']] as const) {
+  t.ok(
+    ['commondir', 'config', 'config.moved', 'config.worktree', 'modules', 'worktree/commondir', 'worktree/config'].every((n) =>
+      left.includes(n),
+    ),
+    `what the agent made at the top of its git dirs is named and removed with the store (${left.join(' ')})`,
+  );
+  t.same(
+    await Promise.all(['commondir', 'gitdir'].map((n) => readFile(`${gitDir}/${n}`, 'utf8'))),
+    redirects,
+    "the worktree's real commondir and gitdir are unchanged",
+  );
+  for (const [worktree, from, tag] of [
+    [tree.main, 'session-s1', 'main'],
+    [tree.other, 'main', 'other'],
+    [tree.workspace, 'other', 'ws'],
+  ] as const) {
     await everydayGit(user, worktree, from, tag);
   }
   t.same(await user.ran(), [], 'no planted hook, fsmonitor, hooksPath, include, worktree config or redirect ran on the host');
-  t.equal((await user.git(['rev-parse', '--verify', '-q', 'refs/tags/agent-tag'], tree.main, false)).exitCode, 1, "the agent's tag is not in the host repository");
-  t.match((await user.git(['log', '--format=%s', 'session-s1'], tree.main)).stdout, /host commit ws\n(.*\n)*agent commit/, "and on the session's branch");
+  t.equal(
+    (await user.git(['rev-parse', '--verify', '-q', 'refs/tags/agent-tag'], tree.main, false)).exitCode,
+    1,
+    "the agent's tag is not in the host repository",
+  );
+  t.match(
+    (await user.git(['log', '--format=%s', 'session-s1'], tree.main)).stdout,
+    /host commit ws\n(.*\n)*agent commit/,
+    "and on the session's branch",
+  );
   t.equal((await user.git(['config', 'user.probe'], tree.main)).stdout, 'rewritten-by-host', "the host's own config write stands");
 });
 
@@ -81,7 +106,12 @@ t.test('control: with the common dir mounted read-write (the layout before), the
     { source: `${tree.common}/worktrees`, destination: `${tree.common}/worktrees`, readOnly: true },
     { source: gitDir, destination: gitDir, readOnly: false },
   ];
-  const run = await runInContainer(t, { ...plan, mounts: before }, plantScript({ ...targets, redirectFiles: [], createInGitDirs: [] }), agent);
+  const run = await runInContainer(
+    t,
+    { ...plan, mounts: before },
+    plantScript({ ...targets, redirectFiles: [], createInGitDirs: [] }),
+    agent,
+  );
   t.equal(run.exitCode, 0);
   await user.git(['status'], tree.main, false);
   await user.git(['checkout', '-q', '-b', 'probe'], tree.main, false);
@@ -90,7 +120,7 @@ t.test('control: with the common dir mounted read-write (the layout before), the
   t.ok(ran.includes('hook-g0-post-checkout'), 'the planted post-checkout hook ran on the host');
 });
 
-t.test('control: a rewritten commondir, or one planted in the common dir, redirects the host to the agent\'s config', async (t) => {
+t.test("control: a rewritten commondir, or one planted in the common dir, redirects the host to the agent's config", async (t) => {
   for (const row of ['rewritten in the own gitdir', 'planted in the common dir'] as const) {
     await t.test(row, async (t) => {
       const { tree, user, plan, gitDir, targets } = await linkedSession(t);
@@ -100,9 +130,10 @@ t.test('control: a rewritten commondir, or one planted in the common dir, redire
         { source: tree.common, destination: tree.common, readOnly: false },
         { source: gitDir, destination: gitDir, readOnly: false },
       ];
-      const only = row === 'rewritten in the own gitdir'
-        ? { ...targets, gitDirs: [], createInGitDirs: [], redirectFiles: [`${gitDir}/commondir`] }
-        : { ...targets, gitDirs: [], createInGitDirs: [tree.common], redirectFiles: [] };
+      const only =
+        row === 'rewritten in the own gitdir'
+          ? { ...targets, gitDirs: [], createInGitDirs: [], redirectFiles: [`${gitDir}/commondir`] }
+          : { ...targets, gitDirs: [], createInGitDirs: [tree.common], redirectFiles: [] };
       const run = await runInContainer(t, { ...plan, mounts: before }, plantScript(only), agent);
       t.equal(run.exitCode, 0);
       await user.git(['status'], row === 'rewritten in the own gitdir' ? tree.workspace : tree.main, false);

@@ -38,38 +38,74 @@ async function withGitfile(base: string, content: string | Buffer) {
 
 const rows: Row[] = [
   // 80: the schema
-  { claim: 'a session id with a slash is malformed input', setup: async (b) => ({ ...(await plainSession(b)), sessionId: 'a/b' }), exitCode: 80, code: 'invalid-field' },
-  { claim: 'a session id starting with a dot is malformed input', setup: async (b) => ({ ...(await plainSession(b)), sessionId: '.s1' }), exitCode: 80, code: 'invalid-field' },
-  { claim: 'a session id of 65 characters is malformed input', setup: async (b) => ({ ...(await plainSession(b)), sessionId: 'a'.repeat(65) }), exitCode: 80, code: 'invalid-field' },
-  { claim: 'an unknown field is refused', setup: async (b) => ({ ...(await plainSession(b)), extra: 1 }), exitCode: 80, code: 'unknown-field' },
+  {
+    claim: 'a session id with a slash is malformed input',
+    setup: async (b) => ({ ...(await plainSession(b)), sessionId: 'a/b' }),
+    exitCode: 80,
+    code: 'invalid-field',
+  },
+  {
+    claim: 'a session id starting with a dot is malformed input',
+    setup: async (b) => ({ ...(await plainSession(b)), sessionId: '.s1' }),
+    exitCode: 80,
+    code: 'invalid-field',
+  },
+  {
+    claim: 'a session id of 65 characters is malformed input',
+    setup: async (b) => ({ ...(await plainSession(b)), sessionId: 'a'.repeat(65) }),
+    exitCode: 80,
+    code: 'invalid-field',
+  },
+  {
+    claim: 'an unknown field is refused',
+    setup: async (b) => ({ ...(await plainSession(b)), extra: 1 }),
+    exitCode: 80,
+    code: 'unknown-field',
+  },
   {
     claim: 'a writable credential mount is malformed input',
-    setup: async (b) => ({ ...(await plainSession(b)), credentials: [{ source: `${b}/c`, destination: '/sandbox-secrets/x/c', readOnly: false }] }),
+    setup: async (b) => ({
+      ...(await plainSession(b)),
+      credentials: [{ source: `${b}/c`, destination: '/sandbox-secrets/x/c', readOnly: false }],
+    }),
     exitCode: 80,
     code: 'invalid-field',
   },
   {
     claim: 'a credential outside /sandbox-secrets is malformed input',
-    setup: async (b) => ({ ...(await plainSession(b)), credentials: [{ source: `${b}/c`, destination: '/sandbox/home/c', readOnly: true }] }),
+    setup: async (b) => ({
+      ...(await plainSession(b)),
+      credentials: [{ source: `${b}/c`, destination: '/sandbox/home/c', readOnly: true }],
+    }),
     exitCode: 80,
     code: 'invalid-field',
   },
   // 86: the workspace, the home, credential sources
   {
     claim: 'a workspace outside the root is refused',
-    setup: async (b) => (await mkdir(`${b}/root`), await mkdir(`${b}/elsewhere`), { workspace: `${b}/elsewhere`, root: `${b}/root`, sessionId: 's1' }),
+    setup: async (b) => (
+      await mkdir(`${b}/root`),
+      await mkdir(`${b}/elsewhere`),
+      { workspace: `${b}/elsewhere`, root: `${b}/root`, sessionId: 's1' }
+    ),
     exitCode: 86,
     code: 'outside-root',
   },
   {
     claim: "another session's workspace is refused (the mapping is pinned)",
-    setup: async (b) => (await mkdir(`${b}/root/workspaces/s2`, { recursive: true }), { workspace: `${b}/root/workspaces/s2`, root: `${b}/root`, sessionId: 's1' }),
+    setup: async (b) => (
+      await mkdir(`${b}/root/workspaces/s2`, { recursive: true }),
+      { workspace: `${b}/root/workspaces/s2`, root: `${b}/root`, sessionId: 's1' }
+    ),
     exitCode: 86,
     code: 'workspace-not-pinned',
   },
   {
     claim: 'the whole root as workspace is refused',
-    setup: async (b) => (await mkdir(`${b}/root/workspaces/s1`, { recursive: true }), { workspace: `${b}/root`, root: `${b}/root`, sessionId: 's1' }),
+    setup: async (b) => (
+      await mkdir(`${b}/root/workspaces/s1`, { recursive: true }),
+      { workspace: `${b}/root`, root: `${b}/root`, sessionId: 's1' }
+    ),
     exitCode: 86,
     code: 'workspace-not-pinned',
   },
@@ -122,7 +158,11 @@ const rows: Row[] = [
     setup: async (b) => {
       const doc = await plainSession(b);
       await writeFile(`${b}/auth.json`, 'canary');
-      return { ...doc, credentialRoots: [`${b}/root`], credentials: [{ source: `${b}/auth.json`, destination: '/sandbox-secrets/c/auth.json', readOnly: true }] };
+      return {
+        ...doc,
+        credentialRoots: [`${b}/root`],
+        credentials: [{ source: `${b}/auth.json`, destination: '/sandbox-secrets/c/auth.json', readOnly: true }],
+      };
     },
     exitCode: 86,
     code: 'outside-root',
@@ -150,7 +190,7 @@ const rows: Row[] = [
   },
   // 87: git metadata
   {
-    claim: "a plain repository whose .git/refs is a symlink is refused: it would be mounted read-write",
+    claim: 'a plain repository whose .git/refs is a symlink is refused: it would be mounted read-write',
     setup: async (b) => {
       const s = await plainSession(b);
       await git(['init', '-q'], s.workspace);
@@ -163,7 +203,7 @@ const rows: Row[] = [
     code: 'git-entry-not-plain',
   },
   {
-    claim: "a linked worktree whose config.worktree is a symlink is refused: it would be mounted and removed",
+    claim: 'a linked worktree whose config.worktree is a symlink is refused: it would be mounted and removed',
     setup: async (b) => {
       const tree = await worktreeSession(b);
       await symlink('/etc/passwd', `${tree.common}/worktrees/s1/config.worktree`);
@@ -202,22 +242,73 @@ const rows: Row[] = [
     exitCode: 87,
     code: 'git-outside-permitted-root',
   },
-  { claim: 'a relative gitdir in the gitfile is refused', setup: async (b) => withGitfile(b, 'gitdir: ../../../gitroot/main/.git/worktrees/s1\n'), exitCode: 87, code: 'relative-gitdir-unresolvable' },
-  { claim: 'a gitfile with a BOM is refused', setup: async (b) => withGitfile(b, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`gitdir: ${b}/gitroot/main/.git/worktrees/s1\n`)])), exitCode: 87, code: 'gitfile-bom' },
-  { claim: 'a gitfile with CRLF is refused', setup: async (b) => withGitfile(b, `gitdir: ${b}/gitroot/main/.git/worktrees/s1\r\n`), exitCode: 87, code: 'gitfile-crlf' },
-  { claim: 'a gitfile with a NUL is refused', setup: async (b) => withGitfile(b, `gitdir: ${b}/gitroot/main/.git/worktrees/s1\0x\n`), exitCode: 87, code: 'gitfile-nul' },
-  { claim: 'a gitfile with trailing junk is refused', setup: async (b) => withGitfile(b, `gitdir: ${b}/gitroot/main/.git/worktrees/s1\njunk\n`), exitCode: 87, code: 'gitfile-trailing-junk' },
-  { claim: 'a gitfile with trailing spaces is refused', setup: async (b) => withGitfile(b, `gitdir: ${b}/gitroot/main/.git/worktrees/s1  \n`), exitCode: 87, code: 'gitfile-whitespace' },
-  { claim: 'a gitfile over 1 MiB is refused', setup: async (b) => withGitfile(b, Buffer.concat([Buffer.from(`gitdir: ${b}/x`), Buffer.alloc((1 << 20) + 1, 0x0a)])), exitCode: 87, code: 'gitfile-too-large' },
-  { claim: 'a gitfile without the prefix is refused', setup: async (b) => withGitfile(b, `${b}/gitroot/main/.git/worktrees/s1\n`), exitCode: 87, code: 'gitfile-malformed' },
+  {
+    claim: 'a relative gitdir in the gitfile is refused',
+    setup: async (b) => withGitfile(b, 'gitdir: ../../../gitroot/main/.git/worktrees/s1\n'),
+    exitCode: 87,
+    code: 'relative-gitdir-unresolvable',
+  },
+  {
+    claim: 'a gitfile with a BOM is refused',
+    setup: async (b) =>
+      withGitfile(b, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`gitdir: ${b}/gitroot/main/.git/worktrees/s1\n`)])),
+    exitCode: 87,
+    code: 'gitfile-bom',
+  },
+  {
+    claim: 'a gitfile with CRLF is refused',
+    setup: async (b) => withGitfile(b, `gitdir: ${b}/gitroot/main/.git/worktrees/s1\r\n`),
+    exitCode: 87,
+    code: 'gitfile-crlf',
+  },
+  {
+    claim: 'a gitfile with a NUL is refused',
+    setup: async (b) => withGitfile(b, `gitdir: ${b}/gitroot/main/.git/worktrees/s1\0x\n`),
+    exitCode: 87,
+    code: 'gitfile-nul',
+  },
+  {
+    claim: 'a gitfile with trailing junk is refused',
+    setup: async (b) => withGitfile(b, `gitdir: ${b}/gitroot/main/.git/worktrees/s1\njunk\n`),
+    exitCode: 87,
+    code: 'gitfile-trailing-junk',
+  },
+  {
+    claim: 'a gitfile with trailing spaces is refused',
+    setup: async (b) => withGitfile(b, `gitdir: ${b}/gitroot/main/.git/worktrees/s1  \n`),
+    exitCode: 87,
+    code: 'gitfile-whitespace',
+  },
+  {
+    claim: 'a gitfile over 1 MiB is refused',
+    setup: async (b) => withGitfile(b, Buffer.concat([Buffer.from(`gitdir: ${b}/x`), Buffer.alloc((1 << 20) + 1, 0x0a)])),
+    exitCode: 87,
+    code: 'gitfile-too-large',
+  },
+  {
+    claim: 'a gitfile without the prefix is refused',
+    setup: async (b) => withGitfile(b, `${b}/gitroot/main/.git/worktrees/s1\n`),
+    exitCode: 87,
+    code: 'gitfile-malformed',
+  },
   { claim: 'an empty gitfile is refused', setup: async (b) => withGitfile(b, ''), exitCode: 87, code: 'gitfile-malformed' },
   { claim: 'a gitfile naming no path is refused', setup: async (b) => withGitfile(b, 'gitdir: \n'), exitCode: 87, code: 'gitfile-empty' },
-  { claim: 'a gitdir reached through a symlink is refused', setup: async (b) => {
+  {
+    claim: 'a gitdir reached through a symlink is refused',
+    setup: async (b) => {
       const doc = await withGitfile(b, `gitdir: ${b}/link/worktrees/s1\n`);
       await symlink(`${b}/gitroot/main/.git`, `${b}/link`);
       return doc;
-    }, exitCode: 87, code: 'gitdir-not-canonical' },
-  { claim: 'a gitdir that does not exist is refused', setup: async (b) => withGitfile(b, `gitdir: ${b}/gitroot/nowhere\n`), exitCode: 87, code: 'gitdir-not-found' },
+    },
+    exitCode: 87,
+    code: 'gitdir-not-canonical',
+  },
+  {
+    claim: 'a gitdir that does not exist is refused',
+    setup: async (b) => withGitfile(b, `gitdir: ${b}/gitroot/nowhere\n`),
+    exitCode: 87,
+    code: 'gitdir-not-found',
+  },
   {
     claim: 'a .git symlink is refused',
     setup: async (b) => {
@@ -310,7 +401,7 @@ const rows: Row[] = [
     code: 'git-metadata-inside-workspace',
   },
   {
-    claim: "a submodule whose core.worktree names another directory is refused",
+    claim: 'a submodule whose core.worktree names another directory is refused',
     setup: async (b) => {
       const tree = await worktreeSession(b);
       const gd = `${b}/gitroot/sub.git`;

@@ -22,7 +22,8 @@ t.test('plain repo: commit inside reaches the host after the import; prune and g
   await git(['init', '-q', '-b', 'main'], ws);
   await git(['commit', '-q', '--allow-empty', '-m', 'initial'], ws);
   await git(['worktree', 'add', '-q', '-b', 'side', `${base}/linked`], ws);
-  const paths = async () => (await git(['worktree', 'list', '--porcelain'], ws)).stdout.split('\n').filter((l) => l.startsWith('worktree '));
+  const paths = async () =>
+    (await git(['worktree', 'list', '--porcelain'], ws)).stdout.split('\n').filter((l) => l.startsWith('worktree '));
   const before = await paths();
   t.equal(before.length, 2);
   const plan = await planMounts({ workspace: ws, root, sessionId: 's1' });
@@ -37,7 +38,11 @@ t.test('plain repo: commit inside reaches the host after the import; prune and g
   t.match(run.stdout, /prune=0/);
   t.match(run.stdout, /gc=0/);
   t.match(run.stderr, /failed to delete .*worktrees\/linked.*Read-only file system/, 'prune tried and the read-only registry stopped it');
-  t.match(finish(), { branch: 'refs/heads/main', outcome: 'fast-forward', copiedBack: ['index'] }, "its branch (checked out at start) came home, and the agent's index with it");
+  t.match(
+    finish(),
+    { branch: 'refs/heads/main', outcome: 'fast-forward', copiedBack: ['index'] },
+    "its branch (checked out at start) came home, and the agent's index with it",
+  );
   t.equal((await git(['log', '-1', '--format=%s'], ws)).stdout, 'inside repo');
   t.equal((await git(['status', '--porcelain'], ws)).stdout, '', 'the host worktree is clean');
   t.same(await paths(), before, 'the host lists every worktree it listed before');
@@ -65,7 +70,12 @@ t.test('submodule checkout: commit inside reaches the host through the gitdir mo
   const plan = await planMounts({ workspace: ws, root, sessionId: 's1', gitRoots: [gitRoot] });
   t.same(plan.git, { kind: 'submodule', gitDir, commonDir: gitDir, hostPathAlias: ws });
   const { finish } = prepareStore(t, plan, rootOwner);
-  const run = await runInContainer(t, plan, 'echo s > s && git add s && git commit -q -m "inside submodule" && git status --porcelain', root0);
+  const run = await runInContainer(
+    t,
+    plan,
+    'echo s > s && git add s && git commit -q -m "inside submodule" && git status --porcelain',
+    root0,
+  );
   t.equal(run.exitCode, 0, `commit inside exits 0 (${run.stderr})`);
   const noAlias = { ...plan, mounts: plan.mounts.filter((m) => m.destination !== ws && m.destination !== `${ws}/.git`) };
   const broken = await runInContainer(t, noAlias, 'git status', root0);

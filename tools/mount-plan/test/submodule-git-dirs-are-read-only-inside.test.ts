@@ -38,7 +38,7 @@ t.test("a submodule's git dir cannot be planted from inside; its gitfile in the 
   ].join('\n');
   const run = await runInContainer(t, plan, script, { user: `${hostUid}:${hostUid}` });
   t.match(run.stdout, /config rc=[1-9]/, "the submodule's config is read-only inside");
-  t.match(run.stdout, /hook rc=[1-9]/, "and so are its hooks");
+  t.match(run.stdout, /hook rc=[1-9]/, 'and so are its hooks');
   t.match(run.stdout, /status rc=0/, 'git status inside still works, submodule included');
   t.match(run.stdout, /commit rc=0/, 'the agent commits in the superproject');
   t.match(store.finish(), { outcome: 'fast-forward' }, "the agent's commit came home");
@@ -55,10 +55,14 @@ t.test("a submodule's git dir cannot be planted from inside; its gitfile in the 
   const store2 = prepareStore(t, plan2, { uid: hostUid, gid: hostUid });
   t.equal((await runInContainer(t, plan2, evil, { user: `${hostUid}:${hostUid}` })).exitCode, 0);
   store2.finish();
-  t.same(diffNestedGit(before, await scanNestedGit(ws)), [
-    { path: 'evil.git', change: 'added', type: 'bare' },
-    { path: 'sub/.git', change: 'changed', type: 'gitfile' },
-  ], 'the scan names the rewritten gitfile and the new repository');
+  t.same(
+    diffNestedGit(before, await scanNestedGit(ws)),
+    [
+      { path: 'evil.git', change: 'added', type: 'bare' },
+      { path: 'sub/.git', change: 'changed', type: 'gitfile' },
+    ],
+    'the scan names the rewritten gitfile and the new repository',
+  );
   await user.git(['status'], ws, false);
   t.same(await user.ran(), ['evil-sub'], "open, as documented: the host's git status followed the rewritten gitfile");
 });

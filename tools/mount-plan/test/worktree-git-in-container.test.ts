@@ -36,9 +36,17 @@ t.test('a git commit inside the container in a linked worktree reaches the host 
     root0,
   );
   t.equal(run.exitCode, 0, `git commit inside exits 0 (${run.stderr})`);
-  t.equal((await git(['log', '-1', '--format=%s'], tree.workspace)).stdout, 'initial', 'during the session the host repository has not changed');
+  t.equal(
+    (await git(['log', '-1', '--format=%s'], tree.workspace)).stdout,
+    'initial',
+    'during the session the host repository has not changed',
+  );
   const report = finish();
-  t.match(report, { outcome: 'fast-forward', branch: 'refs/heads/session-s1', copiedBack: ['index'] }, 'the branch came home by fast-forward, and the index with it');
+  t.match(
+    report,
+    { outcome: 'fast-forward', branch: 'refs/heads/session-s1', copiedBack: ['index'] },
+    'the branch came home by fast-forward, and the index with it',
+  );
   const host = await git(['log', '-1', '--format=%H %s'], tree.workspace);
   t.equal(host.stdout, `${run.stdout.trim()} commit from inside`, 'git log on the host shows the commit');
   t.equal((await git(['status', '--porcelain'], tree.workspace)).stdout, '', 'the host worktree is clean');
@@ -57,7 +65,7 @@ t.test('git worktree prune and git gc --prune=now inside keep every host worktre
   );
   t.match(run.stdout, /\/other +\w+ \[other\] prunable/, 'inside, the other worktree looks stale (so the test is meaningful)');
   t.match(run.stdout, /prune=0/, 'git worktree prune exits 0');
-  t.match(run.stderr, /failed to delete .*worktrees\/other.*Read-only file system/, "prune tried and the read-only registry stopped it");
+  t.match(run.stderr, /failed to delete .*worktrees\/other.*Read-only file system/, 'prune tried and the read-only registry stopped it');
   t.notMatch(run.stderr, /Removing worktrees\/s1/, "prune never considered the session's own worktree stale");
   t.match(run.stdout, /gc=0/, 'git gc --prune=now exits 0 with the planned configuration');
   finish();
@@ -70,7 +78,11 @@ t.test('git worktree prune and git gc --prune=now inside keep every host worktre
 t.test('control: with the registry mounted read-write instead, prune inside removes the other worktree', async (t) => {
   const { tree, plan } = await setup(t);
   const bare = { ...plan, mounts: plan.mounts.map((m) => (m.destination.endsWith('/worktrees') ? { ...m, readOnly: false } : m)) };
-  t.equal(bare.mounts.filter((m) => m.readOnly).length, plan.mounts.filter((m) => m.readOnly).length - 1, 'exactly the registry mount changed');
+  t.equal(
+    bare.mounts.filter((m) => m.readOnly).length,
+    plan.mounts.filter((m) => m.readOnly).length - 1,
+    'exactly the registry mount changed',
+  );
   const run = await runInContainer(t, bare, 'git worktree prune -v', root0);
   t.equal(run.exitCode, 0);
   t.notMatch(await worktreeList(tree.main), /\/other\n/, 'the host lost the other worktree: the read-only mount is what protects it');
@@ -78,11 +90,22 @@ t.test('control: with the registry mounted read-write instead, prune inside remo
 
 t.test("control: without the host-path alias, prune inside takes the session's own registration for stale", async (t) => {
   const { tree, plan } = await setup(t);
-  const noAlias = { ...plan, mounts: plan.mounts.filter((m) => m.destination !== tree.workspace && m.destination !== `${tree.workspace}/.git`) };
+  const noAlias = {
+    ...plan,
+    mounts: plan.mounts.filter((m) => m.destination !== tree.workspace && m.destination !== `${tree.workspace}/.git`),
+  };
   t.equal(noAlias.mounts.length, plan.mounts.length - 2, 'exactly the alias mount (and the read-only .git on it) was left out');
   const run = await runInContainer(t, noAlias, 'git worktree prune -v', root0);
-  t.match(run.stderr, /Removing worktrees\/s1: gitdir file points to non-existent location/, 'the alias is what makes the registration resolve');
-  t.match(run.stderr, /failed to delete .*worktrees\/s1': (Read-only file system|Device or resource busy)/, 'the read-only registry (the own gitdir is a store mounted on it) stopped the deletion');
+  t.match(
+    run.stderr,
+    /Removing worktrees\/s1: gitdir file points to non-existent location/,
+    'the alias is what makes the registration resolve',
+  );
+  t.match(
+    run.stderr,
+    /failed to delete .*worktrees\/s1': (Read-only file system|Device or resource busy)/,
+    'the read-only registry (the own gitdir is a store mounted on it) stopped the deletion',
+  );
   t.ok((await readFile(`${tree.common}/worktrees/s1/gitdir`, 'utf8')).startsWith(tree.workspace), "the host's registration is still there");
   t.equal((await git(['status'], tree.workspace, false)).exitCode, 0, 'and the host worktree still works');
 });
@@ -101,12 +124,9 @@ t.test('safe.directory from the plan lets uid 1000 use a tree another user owns;
   const without = await runInContainer(t, { ...plan, env: {} }, 'git status --porcelain', { user: '1000:1000' });
   t.equal(without.exitCode, 128);
   t.match(without.stderr, /detected dubious ownership in repository at '\/sandbox\/workspaces\/s1'/);
-  const withPlan = await runInContainer(
-    t,
-    plan,
-    'echo x > by-agent && git add by-agent && git commit -q -m "by uid 1000" && id -u',
-    { user: '1000:1000' },
-  );
+  const withPlan = await runInContainer(t, plan, 'echo x > by-agent && git add by-agent && git commit -q -m "by uid 1000" && id -u', {
+    user: '1000:1000',
+  });
   t.equal(withPlan.exitCode, 0, `commit as uid 1000 succeeds (${withPlan.stderr})`);
   t.equal(withPlan.stdout.trim(), '1000');
   finish();
@@ -123,5 +143,8 @@ t.test('without prepareGitStore the planned mounts do not exist and podman refus
 });
 
 t.test('no test container is left behind', async (t) => {
-  t.same((await leakedContainers()).filter((n) => n.startsWith('astest-mount-plan')), []);
+  t.same(
+    (await leakedContainers()).filter((n) => n.startsWith('astest-mount-plan')),
+    [],
+  );
 });

@@ -26,7 +26,7 @@ export const tool: ToolSpec = {
     },
   ],
   epilog:
-    'exec passes the command\'s own status through; 84 user manager not ready (remedy: loginctl enable-linger); 89 systemd-run itself failed; 90 already inside a handoff unit with NoNewPrivs 1.',
+    "exec passes the command's own status through; 84 user manager not ready (remedy: loginctl enable-linger); 89 systemd-run itself failed; 90 already inside a handoff unit with NoNewPrivs 1.",
 };
 
 export const run = () => runTool(tool);

@@ -73,7 +73,11 @@ export async function runHandoff(argv: string[], systemdVersion: number | null, 
   try {
     await mkdir(dirname(statusFile), { mode: 0o700 });
   } catch (err) {
-    throw new ToolError('systemdRun', 'status-dir-failed', `cannot create ${dirname(statusFile)} for the handoff status: ${(err as Error).message}`);
+    throw new ToolError(
+      'systemdRun',
+      'status-dir-failed',
+      `cannot create ${dirname(statusFile)} for the handoff status: ${(err as Error).message}`,
+    );
   }
   try {
     const end = await runChild(deps, handoff[0] as string, handoff.slice(1), {
@@ -89,7 +93,8 @@ export async function runHandoff(argv: string[], systemdVersion: number | null, 
     });
     const status = await readStatus(statusFile);
     if (status !== null) {
-      if (end.code !== status) deps.log(`nnp-probe: systemd-run ${describeEnd(end)}; the contained command's own status ${status} is passed through`);
+      if (end.code !== status)
+        deps.log(`nnp-probe: systemd-run ${describeEnd(end)}; the contained command's own status ${status} is passed through`);
       return status;
     }
     throw new ToolError(

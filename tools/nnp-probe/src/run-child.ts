@@ -37,7 +37,9 @@ export function runChild(deps: NnpDeps, file: string, args: string[], options: C
     const child = deps.spawn(file, args, { stdio: 'inherit', env: options.env, cwd: options.cwd, detached: options.detached });
     const listener = (signal: NodeJS.Signals) => {
       forwarded = signal;
-      void Promise.resolve(options.forward(signal, child)).catch((err: Error) => deps.log(`nnp-probe: forwarding ${signal} failed: ${err.message}`));
+      void Promise.resolve(options.forward(signal, child)).catch((err: Error) =>
+        deps.log(`nnp-probe: forwarding ${signal} failed: ${err.message}`),
+      );
     };
     for (const s of forwardedSignals) deps.signals.on(s, listener);
     let done = false;

@@ -33,7 +33,10 @@ async function checkLinger(deps: NnpDeps): Promise<{ linger: boolean; source: 'l
  * The whole preflight. `systemdVersion` null means systemd-run itself is missing; it may be
  * the pending answer, so that a caller asks systemd-run and loginctl at once.
  */
-export async function checkUserManager(deps: NnpDeps, systemdVersion: number | null | PromiseLike<number | null>): Promise<UserManagerReport> {
+export async function checkUserManager(
+  deps: NnpDeps,
+  systemdVersion: number | null | PromiseLike<number | null>,
+): Promise<UserManagerReport> {
   const problems: string[] = [];
   const { linger, source, said } = await checkLinger(deps);
   if (!linger) {

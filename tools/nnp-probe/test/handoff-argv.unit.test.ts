@@ -54,7 +54,7 @@ t.test('an unknown systemd version is treated as old: escaped, no --expand-envir
   t.equal(argv.at(-2), 'X=$$HOME');
 });
 
-t.test('escapeDollars doubles every $ and nothing else; the manager\'s $$ -> $ gives the original back', async (t) => {
+t.test("escapeDollars doubles every $ and nothing else; the manager's $$ -> $ gives the original back", async (t) => {
   const rows: [string, string][] = [
     ['', ''],
     ['plain', 'plain'],

@@ -15,12 +15,26 @@ interface Row {
 
 const rows: Row[] = [
   { claim: 'contained exit 0 passes through (stand-in systemd-run)', command: ['true'], status: 0 },
-  { claim: 'contained exit 1 passes through, though systemd-run also uses 1 for itself (stand-in)', command: ['sh', '-c', 'exit 1'], status: 1 },
+  {
+    claim: 'contained exit 1 passes through, though systemd-run also uses 1 for itself (stand-in)',
+    command: ['sh', '-c', 'exit 1'],
+    status: 1,
+  },
   { claim: 'contained exit 3 passes through (stand-in systemd-run)', command: ['sh', '-c', 'exit 3'], status: 3 },
   { claim: 'contained SIGKILL (137) passes through (stand-in systemd-run)', command: ['sh', '-c', 'kill -9 $$'], status: 137 },
   { claim: 'contained exit 89 passes through unrewritten (stand-in systemd-run)', command: ['sh', '-c', 'exit 89'], status: 89 },
-  { claim: 'a command not found in the unit is 127, the command\'s status (stand-in systemd-run)', command: ['no-such-command-nnp'], status: 127 },
-  { claim: 'systemd-run failing itself exits 89 (stand-in: no user bus)', command: ['true'], status: 89, fail: 'bus', code: 'systemd-run-failed' },
+  {
+    claim: "a command not found in the unit is 127, the command's status (stand-in systemd-run)",
+    command: ['no-such-command-nnp'],
+    status: 127,
+  },
+  {
+    claim: 'systemd-run failing itself exits 89 (stand-in: no user bus)',
+    command: ['true'],
+    status: 89,
+    fail: 'bus',
+    code: 'systemd-run-failed',
+  },
 ];
 
 t.test('exit mapping, row by row', async (t) => {
@@ -36,7 +50,7 @@ t.test('exit mapping, row by row', async (t) => {
         t.match(r.stderr, `"code":"${row.code}"`);
         t.match(r.stderr, /Failed to connect to bus/, "systemd-run's own message reaches stderr");
       } else {
-        t.notMatch(r.stderr, 'DRIVER-ERROR', 'no tool error: the status is the command\'s');
+        t.notMatch(r.stderr, 'DRIVER-ERROR', "no tool error: the status is the command's");
       }
       t.same(await readdir(h.runtimeDir), ['bus'], 'the status directory is removed afterwards');
       ran += 1;
@@ -68,7 +82,10 @@ t.test('every literal $ arrives unexpanded on systemd 252: escaped as $$ (stand-
   t.equal(r.stdout, literal.map((s) => `[${s}]`).join(''));
   const argv: string[] = JSON.parse(await readFile(`${h.state}/argv.json`, 'utf8'));
   t.notOk(argv.includes('--expand-environment=no'), '252 has no --expand-environment');
-  t.same(argv.slice(-literal.length), literal.map((s) => s.replace(/\$/g, '$$$$')));
+  t.same(
+    argv.slice(-literal.length),
+    literal.map((s) => s.replace(/\$/g, '$$$$')),
+  );
 });
 
 t.test('every literal $ arrives unexpanded on systemd 254: --expand-environment=no, no escaping (stand-in)', async (t) => {
@@ -84,10 +101,14 @@ t.test('every literal $ arrives unexpanded on systemd 254: --expand-environment=
 t.test('the stand-in would expand an unescaped $HOME: the escaping test can fail (stand-in self-check)', async (t) => {
   const h = await handoffEnv(t, 252);
   const { execa } = await import('execa');
-  const r = await execa('systemd-run', ['--user', '--pipe', '--wait', '--unit=x.service', `--setenv=HOME=/h`, '--', 'printf', '[%s]', '$HOME'], {
-    env: h.env,
-    extendEnv: false,
-    reject: false,
-  });
+  const r = await execa(
+    'systemd-run',
+    ['--user', '--pipe', '--wait', '--unit=x.service', `--setenv=HOME=/h`, '--', 'printf', '[%s]', '$HOME'],
+    {
+      env: h.env,
+      extendEnv: false,
+      reject: false,
+    },
+  );
   t.equal(r.stdout, '[/h]');
 });

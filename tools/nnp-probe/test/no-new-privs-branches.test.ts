@@ -42,7 +42,7 @@ t.test('without no-new-privs exec runs the command directly, never calling syste
   const dir = await tempDir(t);
   const env = { ...process.env, PATH: `${standinBin}:${process.env['PATH']}`, NNP_STANDIN_STATE: dir };
   const r = await runBin('nnp-probe', ['exec', '--', 'sh', '-c', 'grep NoNewPrivs /proc/self/status; exit 3'], { env });
-  t.equal(r.exitCode, 3, 'the command\'s own status passes through');
+  t.equal(r.exitCode, 3, "the command's own status passes through");
   t.match(r.stdout, /^NoNewPrivs:\s+0$/m, 'the command ran with NoNewPrivs 0, as itself');
   await t.rejects(readFile(`${dir}/argv.json`), { code: 'ENOENT' }, 'the systemd-run stand-in was never called');
 });

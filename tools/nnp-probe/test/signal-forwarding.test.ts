@@ -35,7 +35,10 @@ t.test('direct branch: each forwarded signal reaches the command and its status 
   let ran = 0;
   for (const [signal, name, status] of cases) {
     const dir = await tempDir(t);
-    const child = execa(binPath('nnp-probe'), ['exec', '--', ...trapping(name, status, `${dir}/ready`)], { reject: false, stdin: 'ignore' });
+    const child = execa(binPath('nnp-probe'), ['exec', '--', ...trapping(name, status, `${dir}/ready`)], {
+      reject: false,
+      stdin: 'ignore',
+    });
     await waitFor(`${dir}/ready`);
     child.kill(signal);
     const r = await child;
@@ -45,19 +48,25 @@ t.test('direct branch: each forwarded signal reaches the command and its status 
   t.equal(ran, cases.length);
 });
 
-t.test('handoff branch: a signal to nnp-probe is delivered to the unit via systemctl kill (stand-in systemd-run and systemctl)', async (t) => {
-  let ran = 0;
-  for (const [signal, name, status] of cases) {
-    const h = await handoffEnv(t);
-    const child = runDriver(h.env, trapping(name, status, `${h.base}/ready`));
-    await waitFor(`${h.base}/ready`);
-    child.kill(signal);
-    const r = await child;
-    t.equal(r.exitCode, status, `${signal}: ${r.stderr}`);
-    const calls = (await readFile(`${h.state}/systemctl.log`, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
-    t.same(calls[0].slice(0, 5), ['--user', 'kill', `--signal=${signal}`, '--kill-whom=all', calls[0][4]]);
-    t.match(calls[0][4], /^agent-sandbox-nnp-[0-9a-f]{16}\.service$/);
-    ran += 1;
-  }
-  t.equal(ran, cases.length);
-});
+t.test(
+  'handoff branch: a signal to nnp-probe is delivered to the unit via systemctl kill (stand-in systemd-run and systemctl)',
+  async (t) => {
+    let ran = 0;
+    for (const [signal, name, status] of cases) {
+      const h = await handoffEnv(t);
+      const child = runDriver(h.env, trapping(name, status, `${h.base}/ready`));
+      await waitFor(`${h.base}/ready`);
+      child.kill(signal);
+      const r = await child;
+      t.equal(r.exitCode, status, `${signal}: ${r.stderr}`);
+      const calls = (await readFile(`${h.state}/systemctl.log`, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      t.same(calls[0].slice(0, 5), ['--user', 'kill', `--signal=${signal}`, '--kill-whom=all', calls[0][4]]);
+      t.match(calls[0][4], /^agent-sandbox-nnp-[0-9a-f]{16}\.service$/);
+      ran += 1;
+    }
+    t.equal(ran, cases.length);
+  },
+);

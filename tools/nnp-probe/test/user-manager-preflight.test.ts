@@ -21,7 +21,10 @@ t.test('on this machine the handoff is refused with 84 naming loginctl enable-li
   t.match(doc.error.message, 'loginctl enable-linger');
   t.match(r.stderr, 'loginctl enable-linger', 'the human on stderr is told the remedy too');
   t.ok(doc.error.problems.length >= 3, 'linger, runtime dir and bus are each named');
-  await t.rejects(import('node:fs/promises').then((fs) => fs.readFile(marker)), { code: 'ENOENT' });
+  await t.rejects(
+    import('node:fs/promises').then((fs) => fs.readFile(marker)),
+    { code: 'ENOENT' },
+  );
 });
 
 t.test('the probe reports the same preflight without refusing (exit 0, ready false)', async (t) => {
@@ -63,10 +66,26 @@ interface Row {
 
 const rows: Row[] = [
   { claim: 'all present: ready', breakIt: async () => undefined, problem: null },
-  { claim: 'no linger flag and no logind: not ready', breakIt: async (l) => rm(`${l.base}/linger/${l.username}`), problem: /^linger is off/ },
-  { claim: 'XDG_RUNTIME_DIR unset: not ready', breakIt: async (l) => void delete l.deps.env['XDG_RUNTIME_DIR'], problem: /XDG_RUNTIME_DIR is unset, expected/ },
-  { claim: 'XDG_RUNTIME_DIR elsewhere: not ready', breakIt: async (l) => void (l.deps.env['XDG_RUNTIME_DIR'] = '/tmp'), problem: /XDG_RUNTIME_DIR is "\/tmp", expected/ },
-  { claim: 'runtime dir owned by another uid: not ready', breakIt: async (l) => chown(l.dir, 65534, 65534), problem: /is owned by uid 65534/ },
+  {
+    claim: 'no linger flag and no logind: not ready',
+    breakIt: async (l) => rm(`${l.base}/linger/${l.username}`),
+    problem: /^linger is off/,
+  },
+  {
+    claim: 'XDG_RUNTIME_DIR unset: not ready',
+    breakIt: async (l) => void delete l.deps.env['XDG_RUNTIME_DIR'],
+    problem: /XDG_RUNTIME_DIR is unset, expected/,
+  },
+  {
+    claim: 'XDG_RUNTIME_DIR elsewhere: not ready',
+    breakIt: async (l) => void (l.deps.env['XDG_RUNTIME_DIR'] = '/tmp'),
+    problem: /XDG_RUNTIME_DIR is "\/tmp", expected/,
+  },
+  {
+    claim: 'runtime dir owned by another uid: not ready',
+    breakIt: async (l) => chown(l.dir, 65534, 65534),
+    problem: /is owned by uid 65534/,
+  },
   {
     claim: 'bus is a regular file, not a socket: not ready',
     breakIt: async (l) => {
@@ -75,7 +94,12 @@ const rows: Row[] = [
     },
     problem: /bus is not a socket/,
   },
-  { claim: 'runtime dir missing: not ready (and so is its bus)', breakIt: async (l) => rm(l.dir, { recursive: true, force: true }), problem: /does not exist/, count: 2 },
+  {
+    claim: 'runtime dir missing: not ready (and so is its bus)',
+    breakIt: async (l) => rm(l.dir, { recursive: true, force: true }),
+    problem: /does not exist/,
+    count: 2,
+  },
   { claim: 'systemd-run absent: not ready', breakIt: async () => undefined, version: null, problem: /systemd-run is not installed/ },
 ];
 

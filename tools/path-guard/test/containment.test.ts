@@ -130,7 +130,11 @@ const rows: Row[] = [
   },
   {
     claim: 'a file is accepted when kind is file',
-    setup: async (b) => (await mkdir(`${b}/root`), await writeFile(`${b}/root/f`, 'x'), { path: `${b}/root/f`, root: `${b}/root`, kind: 'file' }),
+    setup: async (b) => (
+      await mkdir(`${b}/root`),
+      await writeFile(`${b}/root/f`, 'x'),
+      { path: `${b}/root/f`, root: `${b}/root`, kind: 'file' }
+    ),
     exitCode: 0,
     resolved: (b) => `${b}/root/f`,
   },

@@ -87,4 +87,3 @@ export function buildRunArgs(plan: RunPlan | ResolvedPlan, facts: RunFacts): str
   argv.push('--', p.image, ...p.command);
   return argv;
 }
-

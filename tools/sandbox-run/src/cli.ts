@@ -9,7 +9,9 @@ import { runPlan } from './run-plan.js';
 function withCommand(input: Record<string, unknown>, rest: string[]): Record<string, unknown> {
   if (rest.length === 0) return input;
   if (input['command'] !== undefined) {
-    throw new ToolError('usage', 'command-twice', 'input.command: given both in the plan and after "--"; give it once', { field: 'input.command' });
+    throw new ToolError('usage', 'command-twice', 'input.command: given both in the plan and after "--"; give it once', {
+      field: 'input.command',
+    });
   }
   return { ...input, command: rest };
 }
@@ -59,8 +61,8 @@ export const tool: ToolSpec = {
   ],
   epilog:
     'Runs podman with --cap-drop=ALL, no-new-privileges, the seccomp profile beside the tool (seccomp/agent-sandbox.json:\n' +
-    'no namespaces inside), the plan\'s limits and mounts, --network=none by default.\n' +
-    'Stdout and stderr belong to the contained command; its exit status is sandbox-run\'s. Refusals before anything\n' +
+    "no namespaces inside), the plan's limits and mounts, --network=none by default.\n" +
+    "Stdout and stderr belong to the contained command; its exit status is sandbox-run's. Refusals before anything\n" +
     'starts print {"ok":false,"error":{...}}: 80 bad plan, 82 image absent, 83 runtime cannot start containers\n' +
     'or the seccomp profile is missing or weakened,\n' +
     '86 mount source missing, 88 limits this host cannot enforce (rootless on cgroup v1, controllers not delegated).',

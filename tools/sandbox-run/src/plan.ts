@@ -66,11 +66,20 @@ function checkMountPath(value: string, field: string): void {
 /** An overlay travels in `--volume SOURCE:DESTINATION:O,upperdir=U,workdir=W`: no colon or comma in its paths, and never read-only (the layer is the point). */
 function checkOverlay(m: ResolvedPlan['mounts'][number], i: number): void {
   const field = `input.mounts[${i}]`;
-  if (m.readOnly) throw new ToolError('usage', 'invalid-field', `${field}: an overlay mount is writable in its own layer; readOnly must be false`, { field });
+  if (m.readOnly)
+    throw new ToolError('usage', 'invalid-field', `${field}: an overlay mount is writable in its own layer; readOnly must be false`, {
+      field,
+    });
   checkMountPath(m.overlay!.upper, `${field}.overlay.upper`);
   checkMountPath(m.overlay!.work, `${field}.overlay.work`);
   for (const value of [m.source, m.destination, m.overlay!.upper, m.overlay!.work]) {
-    if (value.includes(':')) throw new ToolError('usage', 'invalid-field', `${field}: an overlay mount's paths must not contain a colon, got ${JSON.stringify(value)}`, { field });
+    if (value.includes(':'))
+      throw new ToolError(
+        'usage',
+        'invalid-field',
+        `${field}: an overlay mount's paths must not contain a colon, got ${JSON.stringify(value)}`,
+        { field },
+      );
   }
 }
 
@@ -85,7 +94,9 @@ function checkMounts(mounts: ResolvedPlan['mounts']): void {
     const dest = path.posix.normalize(m.destination);
     const earlier = seen.get(dest);
     if (earlier !== undefined) {
-      throw new ToolError('usage', 'duplicate-destination', `${field}: ${dest} is already the destination of input.mounts[${earlier}]`, { field });
+      throw new ToolError('usage', 'duplicate-destination', `${field}: ${dest} is already the destination of input.mounts[${earlier}]`, {
+        field,
+      });
     }
     seen.set(dest, i);
   });

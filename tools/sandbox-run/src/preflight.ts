@@ -79,7 +79,10 @@ function checkV1(probe: HostProbe): void {
     return !row || !row.enabled || row.hierarchy === 0;
   });
   if (missing.length > 0) {
-    refuseLimits('controller-missing', `the cgroup v1 ${missing.join(', ')} controller is not mounted (see /proc/cgroups); podman would run without that limit`);
+    refuseLimits(
+      'controller-missing',
+      `the cgroup v1 ${missing.join(', ')} controller is not mounted (see /proc/cgroups); podman would run without that limit`,
+    );
   }
   if (!probe.exists('/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes')) {
     refuseLimits(
@@ -108,7 +111,12 @@ function hasRuntime(probe: HostProbe, name: 'runc' | 'crun'): boolean {
 /** Refuses (83) when no runtime here can start a container. Returns podman's name and the runtime to name. */
 export function checkRuntime(probe: HostProbe, mode: CgroupMode, rootless: boolean): { podman: string; runtime: string | undefined } {
   const podman = findExecutable(probe, podmanBinary);
-  if (!podman) throw new ToolError('startFailed', 'podman-missing', `containers cannot be started: ${podmanBinary} is not installed or not on PATH (apt-get install podman)`);
+  if (!podman)
+    throw new ToolError(
+      'startFailed',
+      'podman-missing',
+      `containers cannot be started: ${podmanBinary} is not installed or not on PATH (apt-get install podman)`,
+    );
   if (mode !== 'v2') {
     if (!hasRuntime(probe, 'runc')) {
       throw new ToolError(
@@ -143,9 +151,14 @@ export function ulimitsFor(probe: HostProbe): RunFacts['ulimits'] {
 function checkMountSources(probe: HostProbe, plan: ResolvedPlan): void {
   plan.mounts.forEach((m, i) => {
     if (!probe.exists(m.source)) {
-      throw new ToolError('unsafePath', 'mount-source-missing', `input.mounts[${i}].source: ${m.source} does not exist; nothing is created on the host by sandbox-run`, {
-        field: `input.mounts[${i}].source`,
-      });
+      throw new ToolError(
+        'unsafePath',
+        'mount-source-missing',
+        `input.mounts[${i}].source: ${m.source} does not exist; nothing is created on the host by sandbox-run`,
+        {
+          field: `input.mounts[${i}].source`,
+        },
+      );
     }
   });
 }
@@ -181,7 +194,15 @@ export async function hostPreflight(image: string, deps: PreflightDeps = {}): Pr
   const seccompProfile = checkSeccompProfile(probe, deps.seccompProfile);
   const ulimits = ulimitsFor(probe);
   if (deps.checkImage !== false) await checkImage(image, probe, deps.imageExists ?? podmanImageExists);
-  return { podman, cgroupMode: mode, cgroupManager: cgroupManager(probe.readFile('/proc/1/comm')), runtime, rootless, ulimits, seccompProfile };
+  return {
+    podman,
+    cgroupMode: mode,
+    cgroupManager: cgroupManager(probe.readFile('/proc/1/comm')),
+    runtime,
+    rootless,
+    ulimits,
+    seccompProfile,
+  };
 }
 
 /**

@@ -148,27 +148,46 @@ export async function runPlan(plan: RunPlan | ResolvedPlan, hooks: RunHooks = {}
     await control.state.stopping;
     if (await containerExists(name)) await removeContainer(name);
     if (exitCode < 0 || exitCode > 255 || exitCode === 125) exitCode = 128 + constants.signals[interrupted ?? 'SIGKILL'];
-    return { exitCode, startedAt, endedAt, containerName: name, ...(interrupted ? { interrupted } : {}), ...(stopped ? { stopped } : {}), argv };
+    return {
+      exitCode,
+      startedAt,
+      endedAt,
+      containerName: name,
+      ...(interrupted ? { interrupted } : {}),
+      ...(stopped ? { stopped } : {}),
+      argv,
+    };
   }
   return await settle(resolved, hooks, { exitCode, startedAt, endedAt, argv });
 }
 
 /** A run that was not stopped: podman's own failures are refusals; kept containers are removed after the hook. */
-async function settle(resolved: ResolvedPlan, hooks: RunHooks, run: { exitCode: number; startedAt: string; endedAt: string; argv: string[] }): Promise<RunOutcome> {
+async function settle(
+  resolved: ResolvedPlan,
+  hooks: RunHooks,
+  run: { exitCode: number; startedAt: string; endedAt: string; argv: string[] },
+): Promise<RunOutcome> {
   const { name } = resolved;
   const { exitCode, startedAt, endedAt, argv } = run;
   if (exitCode === 125) {
     // podman's own failure (name in use, bad flag, storage): the command never ran. Someone
     // else may own a container of this name, so nothing is removed by name here.
-    throw new ToolError('startFailed', 'podman-run-failed', `container ${name} did not start: podman run exited 125 (its message is on stderr above)`, {
-      containerName: name,
-      startedAt,
-    });
+    throw new ToolError(
+      'startFailed',
+      'podman-run-failed',
+      `container ${name} did not start: podman run exited 125 (its message is on stderr above)`,
+      {
+        containerName: name,
+        startedAt,
+      },
+    );
   }
   if (exitCode < 0) {
     // podman itself was killed: its --rm never ran.
     await removeContainer(name);
-    throw new ToolError('startFailed', 'podman-killed', `podman run for ${name} ended without a status; the container was removed`, { containerName: name });
+    throw new ToolError('startFailed', 'podman-killed', `podman run for ${name} ended without a status; the container was removed`, {
+      containerName: name,
+    });
   }
   if (!resolved.remove) {
     try {

@@ -49,6 +49,11 @@ export function checkSeccompProfile(probe: HostProbe, file: string = seccompProf
     refuse('seccomp-profile-invalid', file, 'is not JSON');
   }
   const gaps = namespaceGaps(profile);
-  if (gaps.length > 0) refuse('seccomp-profile-invalid', file, `does not refuse namespace creation (${gaps.length} gap${gaps.length > 1 ? 's' : ''}: ${gaps[0]})`);
+  if (gaps.length > 0)
+    refuse(
+      'seccomp-profile-invalid',
+      file,
+      `does not refuse namespace creation (${gaps.length} gap${gaps.length > 1 ? 's' : ''}: ${gaps[0]})`,
+    );
   return file;
 }

@@ -133,7 +133,8 @@ export function namespaceRules(): SeccompRule[] {
       names: ['keyctl'],
       action: 'SCMP_ACT_ERRNO',
       args: [],
-      comment: "agent-sandbox: the host user's kernel keyrings are out of reach (keys are per uid; add_key and request_key are refused by the default)",
+      comment:
+        "agent-sandbox: the host user's kernel keyrings are out of reach (keys are per uid; add_key and request_key are refused by the default)",
       includes: {},
       excludes: {},
       errnoRet: ENOSYS,

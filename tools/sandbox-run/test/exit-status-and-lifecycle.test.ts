@@ -21,7 +21,9 @@ let ran = 0;
 for (const status of statuses) {
   t.test(`exit ${status} of the contained command is sandbox-run's exit, unchanged`, async (t) => {
     const name = containerName(t, `exit${status}`);
-    const out = await runBin('sandbox-run', [], { input: { image: busybox, sessionId: 'x', name, limits, command: ['sh', '-c', `exit ${status}`] } });
+    const out = await runBin('sandbox-run', [], {
+      input: { image: busybox, sessionId: 'x', name, limits, command: ['sh', '-c', `exit ${status}`] },
+    });
     t.equal(out.exitCode, status, out.stderr);
     t.equal(out.stdout, '', 'sandbox-run adds nothing to stdout');
     t.notOk(await exists(name), 'the container is gone');
@@ -33,7 +35,14 @@ t.test('every status row ran', async (t) => t.equal(ran, statuses.length));
 t.test('stdout and stderr belong to the command; env values pass by name and never appear in the argv', async (t) => {
   const name = containerName(t, 'stdio');
   const canary = `canary-${Date.now()}`;
-  const plan = { image: busybox, sessionId: 'x', name, limits, env: ['ASTEST_VALUE'], command: ['sh', '-c', 'echo "out:$ASTEST_VALUE"; echo err >&2; exit 5'] };
+  const plan = {
+    image: busybox,
+    sessionId: 'x',
+    name,
+    limits,
+    env: ['ASTEST_VALUE'],
+    command: ['sh', '-c', 'echo "out:$ASTEST_VALUE"; echo err >&2; exit 5'],
+  };
   const dry = await runBin('sandbox-run', ['--dry-run'], { input: plan, env: { ...process.env, ASTEST_VALUE: canary } });
   t.notOk(dry.stdout.includes(canary), 'the value is not in the argv');
   const out = await runBin('sandbox-run', [], { input: plan, env: { ...process.env, ASTEST_VALUE: canary } });
@@ -72,7 +81,9 @@ t.test('runPlan with remove:false calls beforeRemove while the container exists,
     {
       stdio: 'ignore',
       beforeRemove: async (info) => {
-        const state = await runPodman(['inspect', '--format', '{{.State.Status}} {{.State.ExitCode}}', info.containerName], { expect: 'any' });
+        const state = await runPodman(['inspect', '--format', '{{.State.Status}} {{.State.ExitCode}}', info.containerName], {
+          expect: 'any',
+        });
         seen = { ...info, existed: await exists(info.containerName), status: state.stdout.trim() };
       },
     },
@@ -87,7 +98,9 @@ t.test('runPlan with remove:false calls beforeRemove while the container exists,
 t.test('a plan with a cgroupParent runs under it', async (t) => {
   const name = containerName(t, 'cgparent');
   const parent = testCgroupParent(t, 'sr');
-  const out = await runBin('sandbox-run', [], { input: { image: busybox, sessionId: 'x', name, limits, cgroupParent: parent.arg, command: ['cat', '/proc/self/cgroup'] } });
+  const out = await runBin('sandbox-run', [], {
+    input: { image: busybox, sessionId: 'x', name, limits, cgroupParent: parent.arg, command: ['cat', '/proc/self/cgroup'] },
+  });
   t.equal(out.exitCode, 0, out.stderr);
   if (cgroupMode() === 'v2') {
     // A private cgroup namespace hides the path inside ("0::/"); the parent outlives the

@@ -63,7 +63,8 @@ async function i386Entry(t: Teardown, dir: string): Promise<I386Entry> {
   return { present, status: out.exitCode };
 }
 
-const noI386 = (entry: I386Entry) => `this kernel has no i386 syscall entry: int $0x80 from a 64-bit process ended with status ${entry.status} under podman's default profile (139: SIGSEGV), so the row cannot apply here`;
+const noI386 = (entry: I386Entry) =>
+  `this kernel has no i386 syscall entry: int $0x80 from a 64-bit process ended with status ${entry.status} under podman's default profile (139: SIGSEGV), so the row cannot apply here`;
 
 /** ATTEMPT lines -> name: result ("errno=N" or "rc=N text"). */
 function attempts(stdout: string): Map<string, string> {
@@ -118,35 +119,42 @@ const stillWork: [string, string | RegExp][] = [
 // The attempts script uses x86_64 syscall numbers (unshare 272, clone 56, clone3 435, setns 308).
 const x64Only = process.arch === 'x64' ? false : `the attempts use x86_64 syscall numbers; this is ${process.arch}`;
 
-t.test('inside a sandbox-run session every namespace entry point is refused and fork, threads, child processes and git work', { skip: x64Only }, async (t) => {
-  const dir = await probeDir(t);
-  const entry = await i386Entry(t, dir);
-  const i386 = entry.present;
-  const name = containerName(t, 'nsprobe');
-  const out = await runBin('sandbox-run', [], { input: planFor(name, dir), timeoutMs: 180_000 });
-  t.equal(out.exitCode, 0, out.stderr);
-  const rows = attempts(out.stdout);
-  let checked = 0;
-  for (const [attempt, expected] of [...refusals(i386), ...stillWork]) {
-    const got = rows.get(attempt);
-    if (expected instanceof RegExp) t.match(got, expected, `${attempt}: ${got}`);
-    else t.equal(got, expected, `${attempt}: ${got}`);
-    checked += 1;
-  }
-  const setns = [...rows].filter(([n]) => n.startsWith('setns-') && n !== 'setns-bad-fd');
-  t.ok(['cgroup', 'ipc', 'mnt', 'net', 'pid', 'user', 'uts'].every((ns) => rows.has(`setns-${ns}`)), `setns was tried on every /proc/1/ns entry: ${setns.map(([n]) => n).join(' ')}`);
-  for (const [attempt, got] of setns) {
-    t.equal(got, EPERM, `${attempt}: ${got}`);
-    checked += 1;
-  }
-  t.equal(checked, refusals(i386).length + stillWork.length + setns.length, 'every row was checked');
-  t.equal(rows.size, checked, 'the script tried nothing the table does not judge');
-  t.test('the i386 entry (int $0x80) is refused', { skip: i386 ? false : noI386(entry) }, async (t) => {
-    t.equal(rows.get('unshare-i386-CLONE_NEWUSER'), EPERM, 'checked in the table above, as its own claim');
-  });
-});
+t.test(
+  'inside a sandbox-run session every namespace entry point is refused and fork, threads, child processes and git work',
+  { skip: x64Only },
+  async (t) => {
+    const dir = await probeDir(t);
+    const entry = await i386Entry(t, dir);
+    const i386 = entry.present;
+    const name = containerName(t, 'nsprobe');
+    const out = await runBin('sandbox-run', [], { input: planFor(name, dir), timeoutMs: 180_000 });
+    t.equal(out.exitCode, 0, out.stderr);
+    const rows = attempts(out.stdout);
+    let checked = 0;
+    for (const [attempt, expected] of [...refusals(i386), ...stillWork]) {
+      const got = rows.get(attempt);
+      if (expected instanceof RegExp) t.match(got, expected, `${attempt}: ${got}`);
+      else t.equal(got, expected, `${attempt}: ${got}`);
+      checked += 1;
+    }
+    const setns = [...rows].filter(([n]) => n.startsWith('setns-') && n !== 'setns-bad-fd');
+    t.ok(
+      ['cgroup', 'ipc', 'mnt', 'net', 'pid', 'user', 'uts'].every((ns) => rows.has(`setns-${ns}`)),
+      `setns was tried on every /proc/1/ns entry: ${setns.map(([n]) => n).join(' ')}`,
+    );
+    for (const [attempt, got] of setns) {
+      t.equal(got, EPERM, `${attempt}: ${got}`);
+      checked += 1;
+    }
+    t.equal(checked, refusals(i386).length + stillWork.length + setns.length, 'every row was checked');
+    t.equal(rows.size, checked, 'the script tried nothing the table does not judge');
+    t.test('the i386 entry (int $0x80) is refused', { skip: i386 ? false : noI386(entry) }, async (t) => {
+      t.equal(rows.get('unshare-i386-CLONE_NEWUSER'), EPERM, 'checked in the table above, as its own claim');
+    });
+  },
+);
 
-t.test('the same attempts under podman\'s default profile succeed (the refusals are the profile\'s)', { skip: x64Only }, async (t) => {
+t.test("the same attempts under podman's default profile succeed (the refusals are the profile's)", { skip: x64Only }, async (t) => {
   const dir = await probeDir(t);
   const entry = await i386Entry(t, dir);
   const name = containerName(t, 'nsdefault');
@@ -164,8 +172,12 @@ t.test('the same attempts under podman\'s default profile succeed (the refusals 
   t.equal(rows.get('clone-CLONE_NEWUSER'), succeeded);
   t.equal(rows.get('clone3-CLONE_NEWUSER'), succeeded);
   t.equal(rows.get('setns-bad-fd'), 'errno=9', 'setns reaches the kernel (EBADF), the profile answers before it (EPERM)');
-  t.test('the i386 entry (int $0x80) creates a user namespace under the default', { skip: entry.present ? false : noI386(entry) }, async (t) => {
-    t.equal(entry.status, 0, 'the control alone: status 0, the namespace was made');
-    t.equal(rows.get('unshare-i386-CLONE_NEWUSER'), succeeded, 'and in the attempts script');
-  });
+  t.test(
+    'the i386 entry (int $0x80) creates a user namespace under the default',
+    { skip: entry.present ? false : noI386(entry) },
+    async (t) => {
+      t.equal(entry.status, 0, 'the control alone: status 0, the namespace was made');
+      t.equal(rows.get('unshare-i386-CLONE_NEWUSER'), succeeded, 'and in the attempts script');
+    },
+  );
 });

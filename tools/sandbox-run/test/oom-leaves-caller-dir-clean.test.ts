@@ -7,7 +7,7 @@ import { runBin, containerName, tempDir } from '@agent-sandbox/testkit';
 
 const busybox = 'localhost/agent-sandbox-busybox:latest';
 
-t.test('an OOM-killed session exits 137 and leaves nothing in the caller\'s working directory', async (t) => {
+t.test("an OOM-killed session exits 137 and leaves nothing in the caller's working directory", async (t) => {
   const cwd = await tempDir(t, 'sandbox-run-oom-cwd-');
   const name = containerName(t, 'oomcwd');
   const plan = {

@@ -16,22 +16,39 @@ const profile = path.join(repoRoot, 'tools/sandbox-run/seccomp/agent-sandbox.jso
 
 /** Runs bin/sandbox-run (a real run, not a dry run) after `setup` (a shell line) in a private mount namespace. */
 async function runWith(setup: string, name: string) {
-  const out = await execa('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', `${setup} && exec "$@"`, 'sh', binPath('sandbox-run')], {
-    input: JSON.stringify({ image: busybox, sessionId: 'noprofile', name, limits, command: ['sh', '-c', 'echo CONTAINER-RAN'] }),
-    reject: false,
-  });
-  return { exitCode: out.exitCode, stdout: String(out.stdout), stderr: String(out.stderr), json: JSON.parse(String(out.stdout).split('\n')[0] || 'null') };
+  const out = await execa(
+    'unshare',
+    ['--mount', '--propagation', 'private', 'sh', '-c', `${setup} && exec "$@"`, 'sh', binPath('sandbox-run')],
+    {
+      input: JSON.stringify({ image: busybox, sessionId: 'noprofile', name, limits, command: ['sh', '-c', 'echo CONTAINER-RAN'] }),
+      reject: false,
+    },
+  );
+  return {
+    exitCode: out.exitCode,
+    stdout: String(out.stdout),
+    stderr: String(out.stderr),
+    json: JSON.parse(String(out.stdout).split('\n')[0] || 'null'),
+  };
 }
 
-t.test('the profile is found from the tool\'s own location, as one absolute path', async (t) => {
+t.test("the profile is found from the tool's own location, as one absolute path", async (t) => {
   t.equal(seccompProfilePath(), profile, 'from tools/sandbox-run/dist');
   t.equal(seccompProfilePath(`${repoRoot}/tools/agent-sandbox/dist`), profile, 'from a bundle that includes sandbox-run (the launcher)');
-  t.equal(seccompProfilePath(`${repoRoot}/tools/sandbox-run/dist`), profile, 'from sandbox-run\'s own bundle');
+  t.equal(seccompProfilePath(`${repoRoot}/tools/sandbox-run/dist`), profile, "from sandbox-run's own bundle");
 });
 
 const cases = [
-  { claim: 'a missing profile is refused with 83 and no container is made', setup: `mount -t tmpfs none ${path.dirname(profile)}`, code: 'seccomp-profile-missing' },
-  { claim: 'podman\'s default profile in its place is refused with 83 (it allows unshare)', setup: `mount --bind /usr/share/containers/seccomp.json ${profile}`, code: 'seccomp-profile-invalid' },
+  {
+    claim: 'a missing profile is refused with 83 and no container is made',
+    setup: `mount -t tmpfs none ${path.dirname(profile)}`,
+    code: 'seccomp-profile-missing',
+  },
+  {
+    claim: "podman's default profile in its place is refused with 83 (it allows unshare)",
+    setup: `mount --bind /usr/share/containers/seccomp.json ${profile}`,
+    code: 'seccomp-profile-invalid',
+  },
   { claim: 'a profile that is not JSON is refused with 83', setup: 'NOTJSON', code: 'seccomp-profile-invalid' },
 ];
 let ran = 0;
@@ -49,7 +66,11 @@ for (const row of cases) {
     t.equal(out.json?.error?.code, row.code, out.stdout);
     t.match(out.json?.error?.message, /cannot be started safely: the seccomp profile .*agent-sandbox\.json/);
     t.notMatch(out.stdout + out.stderr, /CONTAINER-RAN/, 'the command never ran');
-    t.same((await leakedContainers()).filter((n) => n === name), [], 'no container was made');
+    t.same(
+      (await leakedContainers()).filter((n) => n === name),
+      [],
+      'no container was made',
+    );
     ran += 1;
   });
 }

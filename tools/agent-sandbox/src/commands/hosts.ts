@@ -14,7 +14,14 @@ export async function hostsReport(registryFile: string, explicit: boolean, machi
   for (const h of registry.hosts) {
     const local = h.machineId === machineId;
     const answer = local ? undefined : h.ssh ? await probeSsh(h.ssh.address, h.ssh.port ?? 22, 3000) : 'no ssh entry';
-    hosts.push({ name: h.name, roles: h.roles, machineId: h.machineId, local, answers: local || answer === undefined, ...(answer ? { why: answer } : {}) });
+    hosts.push({
+      name: h.name,
+      roles: h.roles,
+      machineId: h.machineId,
+      local,
+      answers: local || answer === undefined,
+      ...(answer ? { why: answer } : {}),
+    });
   }
   return { ok: true, registry: registryFile, machineId, hosts, runtimes: runtimeNames };
 }

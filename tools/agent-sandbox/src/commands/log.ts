@@ -22,7 +22,16 @@ export const defaultCount = Number(LogOptionsSchema.properties.count.default);
 /** One row of the table: every cell made safe to print (a session chooses its host names, an agent its reasons). */
 function rowOf(line: LedgerLine): string[] {
   const ended = line.outcome === 'refused' ? `refused ${line.exitCode} ${line.reason}` : `exit ${line.exitCode} ${line.reason}`;
-  return [line.startedAt.replace(/\.\d+Z$/, 'Z'), line.sessionId, line.runtime, line.host, ended, describeDuration(line), describePeak(line.peak), describeEgressCell(line)].map((cell) => forTerminal(cell));
+  return [
+    line.startedAt.replace(/\.\d+Z$/, 'Z'),
+    line.sessionId,
+    line.runtime,
+    line.host,
+    ended,
+    describeDuration(line),
+    describePeak(line.peak),
+    describeEgressCell(line),
+  ].map((cell) => forTerminal(cell));
 }
 
 /** The table: a header, then one row per line, columns padded (the last one is not). */
@@ -36,21 +45,32 @@ export function formatLog(lines: LedgerLine[], ledgerFile: string): string[] {
 export function logCommand(entry: Entry): CommandSpec {
   return {
     name: 'log',
-    describe: 'the recent sessions: when, which workspace, how each ended, peaks and egress (a table on stdout; --json: the ledger lines instead)',
+    describe:
+      'the recent sessions: when, which workspace, how each ended, peaks and egress (a table on stdout; --json: the ledger lines instead)',
     options: flagsOf(LogOptionsSchema),
     examples: [
       ['agent-sandbox log', `the last ${defaultCount} sessions`],
       ['agent-sandbox log -n 100 --json | jq .egress.summary.refused', 'what the broker refused, as JSON'],
     ],
     run: async (_input, ctx) => {
-      const { ledgerFile, count, json } = readOptions(LogOptions, LogOptionsSchema, ctx.options, { ledgerFile: pathDefaults(ctx.env).ledgerFile });
+      const { ledgerFile, count, json } = readOptions(LogOptions, LogOptionsSchema, ctx.options, {
+        ledgerFile: pathDefaults(ctx.env).ledgerFile,
+      });
       const lines = recentLines(ledgerFile, Number(count));
       if (json) {
         entry.writeStdout(lines.map(({ raw }) => `${raw}\n`).join(''));
         return {};
       }
       if (lines.length === 0) ctx.log(`no sessions in ${forTerminal(ledgerFile)}`);
-      else entry.writeStdout(formatLog(lines.map(({ line }) => line), ledgerFile).map((row) => `${row}\n`).join(''));
+      else
+        entry.writeStdout(
+          formatLog(
+            lines.map(({ line }) => line),
+            ledgerFile,
+          )
+            .map((row) => `${row}\n`)
+            .join(''),
+        );
       return {};
     },
   };

@@ -43,8 +43,15 @@ export function pruneCommand(): CommandSpec {
       const policy = policyOf(options);
       const { dryRun } = options;
       const result = applyRetention(path.dirname(options.ledgerFile), policy, { dryRun });
-      ctx.log(`agent-sandbox: ${dryRun ? 'would remove' : 'removed'} ${result.removed.length} per-session logs (${result.bytes} bytes), kept ${result.kept}`);
-      const output: PruneOutput = { ok: true, ...result, dryRun, policy: { keep: policy.keep, olderThan: `${Math.round(policy.olderThanMs / 1000)}s`, maxBytes: policy.maxBytes } };
+      ctx.log(
+        `agent-sandbox: ${dryRun ? 'would remove' : 'removed'} ${result.removed.length} per-session logs (${result.bytes} bytes), kept ${result.kept}`,
+      );
+      const output: PruneOutput = {
+        ok: true,
+        ...result,
+        dryRun,
+        policy: { keep: policy.keep, olderThan: `${Math.round(policy.olderThanMs / 1000)}s`, maxBytes: policy.maxBytes },
+      };
       return { output };
     },
   };

@@ -38,19 +38,39 @@ const of = (now: string, limit: string | null) => (limit === null ? now : `${now
 
 /** One row of the table; every cell made safe to print. */
 function rowOf(s: PsLine): string[] {
-  const memory = of(s.memory.bytes === null ? '-' : shortSize(s.memory.bytes), s.memory.limitBytes === null ? null : shortSize(s.memory.limitBytes));
+  const memory = of(
+    s.memory.bytes === null ? '-' : shortSize(s.memory.bytes),
+    s.memory.limitBytes === null ? null : shortSize(s.memory.limitBytes),
+  );
   const pids = of(s.pids.current === null ? '-' : String(s.pids.current), s.pids.limit === null ? null : String(s.pids.limit));
-  const cpu = s.cpu.seconds === null ? '-' : `${s.cpu.seconds.toFixed(1)}s${s.cpu.average === null ? '' : ` (${s.cpu.average.toFixed(2)}${s.cpu.limit === null ? '' : `/${s.cpu.limit}`})`}`;
+  const cpu =
+    s.cpu.seconds === null
+      ? '-'
+      : `${s.cpu.seconds.toFixed(1)}s${s.cpu.average === null ? '' : ` (${s.cpu.average.toFixed(2)}${s.cpu.limit === null ? '' : `/${s.cpu.limit}`})`}`;
   const disk = of(s.disk.bytes === null ? '-' : shortSize(s.disk.bytes), s.disk.limitBytes === null ? null : shortSize(s.disk.limitBytes));
   const files = of(s.disk.files === null ? '-' : String(s.disk.files), s.disk.limitFiles === null ? null : String(s.disk.limitFiles));
   const egress = s.egress.reached === null ? s.egress.mode : `${s.egress.reached} reached, ${s.egress.refused} refused`;
   const published = s.published.map((p) => `127.0.0.1:${p.hostPort}->${p.port}`).join(',');
-  return [s.workspace, s.runtime, s.host, describeUptime(s.uptimeSeconds), memory, pids, cpu, disk, files, egress + (published ? `; ${published}` : '')].map((c) => forTerminal(c));
+  return [
+    s.workspace,
+    s.runtime,
+    s.host,
+    describeUptime(s.uptimeSeconds),
+    memory,
+    pids,
+    cpu,
+    disk,
+    files,
+    egress + (published ? `; ${published}` : ''),
+  ].map((c) => forTerminal(c));
 }
 
 /** The table: a header, then one row per session, columns padded (the last one is not). */
 export function formatPs(sessions: PsLine[]): string[] {
-  const rows = [['WORKSPACE', 'RUNTIME', 'HOST', 'UP', 'MEMORY', 'PIDS', 'CPU (AVG/CPUS)', 'DISK', 'FILES', 'EGRESS'], ...sessions.map(rowOf)];
+  const rows = [
+    ['WORKSPACE', 'RUNTIME', 'HOST', 'UP', 'MEMORY', 'PIDS', 'CPU (AVG/CPUS)', 'DISK', 'FILES', 'EGRESS'],
+    ...sessions.map(rowOf),
+  ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '));
 }
@@ -58,7 +78,8 @@ export function formatPs(sessions: PsLine[]): string[] {
 export function psCommand(entry: Entry): CommandSpec {
   return {
     name: 'ps',
-    describe: 'the running sessions of a root: workspace, runtime, host, uptime, each ceiling now, egress so far (a table on stdout; --json: JSON lines)',
+    describe:
+      'the running sessions of a root: workspace, runtime, host, uptime, each ceiling now, egress so far (a table on stdout; --json: JSON lines)',
     options: flagsOf(PsOptionsSchema),
     examples: [
       ['agent-sandbox ps', 'what runs now, against its ceilings'],
@@ -70,10 +91,17 @@ export function psCommand(entry: Entry): CommandSpec {
       const options = readOptions(PsOptions, PsOptionsSchema, ctx.options, { root: paths.root, registryFile: paths.registryFile });
       const { root, json } = options;
       const remote = await remoteHost(options, ctx.options);
-      const sessions = remote ? await askNode(remote, { kind: 'ps' }, isPsLine) : runningSessions(root).map((running) => sessionNow(running));
+      const sessions = remote
+        ? await askNode(remote, { kind: 'ps' }, isPsLine)
+        : runningSessions(root).map((running) => sessionNow(running));
       if (json) entry.writeStdout(sessions.map((s) => `${JSON.stringify(s)}\n`).join(''));
       else if (sessions.length === 0) ctx.log(`agent-sandbox: no session runs in ${forTerminal(root)}`);
-      else entry.writeStdout(formatPs(sessions).map((row) => `${row}\n`).join(''));
+      else
+        entry.writeStdout(
+          formatPs(sessions)
+            .map((row) => `${row}\n`)
+            .join(''),
+        );
       return {};
     },
   };

@@ -21,7 +21,12 @@ const limitFields: FlagField[] = flagFields(LaunchRequestSchema.properties.limit
 
 /** Every session flag, in the schema's order, with the field it fills. */
 export const sessionFlags: readonly SessionFlag[] = [
-  ...flagFields(LaunchRequestSchema as never).map((f): SessionFlag => ({ flag: f.flag, field: f.field as keyof LaunchRequest, type: f.boolean ? 'boolean' : 'string', ...(f.repeatable ? { repeatable: true as const } : {}) })),
+  ...flagFields(LaunchRequestSchema as never).map((f): SessionFlag => ({
+    flag: f.flag,
+    field: f.field as keyof LaunchRequest,
+    type: f.boolean ? 'boolean' : 'string',
+    ...(f.repeatable ? { repeatable: true as const } : {}),
+  })),
   ...limitFields.map((f): SessionFlag => ({ flag: f.flag, field: 'limits', type: 'string' })),
 ];
 
@@ -38,6 +43,12 @@ export function givenOf(options: Record<string, unknown>, rest: string[]): Given
 }
 
 /** Flags -> the launch request; every refusal is 80 and names the flag. */
-export function parseRequest(mode: Mode, options: Record<string, unknown>, rest: string[], env: NodeJS.ProcessEnv, selfArgv: string[]): LaunchRequest {
+export function parseRequest(
+  mode: Mode,
+  options: Record<string, unknown>,
+  rest: string[],
+  env: NodeJS.ProcessEnv,
+  selfArgv: string[],
+): LaunchRequest {
   return requestOf(mode, givenOf(options, rest), { env, selfArgv });
 }

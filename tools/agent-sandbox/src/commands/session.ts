@@ -23,7 +23,11 @@ function refuseUsage(err: unknown, ctx: RunContext): number {
   const identity = sessionIdentity({ ...(workspace ? { workspace } : {}), ...(image ? { image } : {}) });
   const { line, exitCode, message } = refusedLine(identity, err);
   const ledgerFile = absolute('ledger') ?? pathDefaults(ctx.env).ledgerFile;
-  recordVerdict({ ledgerFile, ...(absolute('resultFile') ? { resultFile: absolute('resultFile')! } : {}) }, { ...line, runtime: opt('runtime') ?? 'unknown', limits: null }, ctx.log);
+  recordVerdict(
+    { ledgerFile, ...(absolute('resultFile') ? { resultFile: absolute('resultFile')! } : {}) },
+    { ...line, runtime: opt('runtime') ?? 'unknown', limits: null },
+    ctx.log,
+  );
   ctx.log(`agent-sandbox: ${forTerminal(message)}`);
   return exitCode;
 }
@@ -34,7 +38,12 @@ export function sessionCommand(mode: Exclude<Mode, 'receive'>, entry: Entry, des
     describe,
     options: sessionOptions,
     takesCommand: true,
-    examples: [[`agent-sandbox ${mode} --runtime codex --workspace s1 -- ${mode === 'exec' ? 'exec "fix the tests"' : ''}`, 'a session in workspace s1']],
+    examples: [
+      [
+        `agent-sandbox ${mode} --runtime codex --workspace s1 -- ${mode === 'exec' ? 'exec "fix the tests"' : ''}`,
+        'a session in workspace s1',
+      ],
+    ],
     run: async (_input, ctx: RunContext) => {
       let request;
       try {

@@ -20,7 +20,7 @@ export function shellCommand(): CommandSpec {
     options: flagsOf(ShellOptionsSchema),
     examples: [
       ['agent-sandbox shell fix-1', 'a login shell in the session of workspace fix-1'],
-      ['agent-sandbox shell fix-1 -- git log -3', 'one command; its exit status is the shell\'s'],
+      ['agent-sandbox shell fix-1 -- git log -3', "one command; its exit status is the shell's"],
       ['agent-sandbox shell fix-1 --host node-1 -- git status', 'the same in a session dispatched to node-1 (no terminal there)'],
     ],
     run: async (_input, ctx) => {
@@ -31,9 +31,19 @@ export function shellCommand(): CommandSpec {
       const remote = await remoteHost(options, ctx.options);
       if (remote) {
         // The dispatch key has no terminal: the command's input is this process's stdin, as it is.
-        return { exitCode: await shellOverSsh(remote, { version: 1, kind: 'shell', nodeMachineId: remote.machineId, workspaceId: workspace, command }) };
+        return {
+          exitCode: await shellOverSsh(remote, {
+            version: 1,
+            kind: 'shell',
+            nodeMachineId: remote.machineId,
+            workspaceId: workspace,
+            command,
+          }),
+        };
       }
-      return { exitCode: await shellSession({ root: options.root, workspace, command, tty: ctx.stdinIsTTY && ctx.stdoutIsTTY, env: ctx.env }) };
+      return {
+        exitCode: await shellSession({ root: options.root, workspace, command, tty: ctx.stdinIsTTY && ctx.stdoutIsTTY, env: ctx.env }),
+      };
     },
   };
 }

@@ -18,8 +18,12 @@ import { stopSession } from '../session/stop-session.js';
 
 /** A dispatched session's stop: its node's receiver stops it as a local stop would, and says how it ended. */
 async function stopOnNode(host: HostEntry, workspace: string, grace: number, log: (line: string) => void): Promise<StopOutput> {
-  log(`agent-sandbox: asking ${forTerminal(host.name)} to stop session ${forTerminal(workspace)} (SIGTERM to the agent, the kill after ${grace}s)`);
-  const [doc] = await askNode(host, { kind: 'stop', workspaceId: workspace, graceSeconds: grace }, (value): value is StopOutput => StopOutputCheck(value));
+  log(
+    `agent-sandbox: asking ${forTerminal(host.name)} to stop session ${forTerminal(workspace)} (SIGTERM to the agent, the kill after ${grace}s)`,
+  );
+  const [doc] = await askNode(host, { kind: 'stop', workspaceId: workspace, graceSeconds: grace }, (value): value is StopOutput =>
+    StopOutputCheck(value),
+  );
   if (!doc) throw new ToolError('unreachable', 'node-answer-invalid', `${host.name} answered stop with nothing`);
   return doc;
 }
@@ -27,7 +31,8 @@ async function stopOnNode(host: HostEntry, workspace: string, grace: number, log
 export function stopCommand(): CommandSpec {
   return {
     name: 'stop',
-    describe: "end a running session: the agent gets SIGTERM, the kill after --grace; its launcher ends it as after any end (the branch comes home) with the verdict stopped",
+    describe:
+      'end a running session: the agent gets SIGTERM, the kill after --grace; its launcher ends it as after any end (the branch comes home) with the verdict stopped',
     takesCommand: true,
     options: flagsOf(StopOptionsSchema),
     examples: [
@@ -38,14 +43,23 @@ export function stopCommand(): CommandSpec {
     run: async (_input, ctx) => {
       const paths = pathDefaults(ctx.env);
       const options = readOptions(StopOptions, StopOptionsSchema, ctx.options, { root: paths.root, registryFile: paths.registryFile });
-      if (ctx.rest.length !== 1) throw new ToolError('usage', 'bad-flag', `stop: expected one WORKSPACE, got ${JSON.stringify(ctx.rest)} (stop WORKSPACE [--grace S] [--host NAME])`);
+      if (ctx.rest.length !== 1)
+        throw new ToolError(
+          'usage',
+          'bad-flag',
+          `stop: expected one WORKSPACE, got ${JSON.stringify(ctx.rest)} (stop WORKSPACE [--grace S] [--host NAME])`,
+        );
       // --grace 0: the kill at once (a session that must end now); any other value as a duration.
       const [workspace, grace] = [ctx.rest[0]!, /^0+s?$/.test(options.grace) ? 0 : parseDuration('--grace', options.grace)];
       const remote = await remoteHost(options, ctx.options);
-      const doc = remote ? await stopOnNode(remote, workspace, grace, ctx.log) : await stopSession({ root: options.root, workspace, grace, log: ctx.log });
+      const doc = remote
+        ? await stopOnNode(remote, workspace, grace, ctx.log)
+        : await stopSession({ root: options.root, workspace, grace, log: ctx.log });
       const { json } = options;
       const v = doc.verdict;
-      ctx.log(`agent-sandbox: session ${forTerminal(doc.workspace)} ${v ? `ended: exit ${v.exitCode}, ${forTerminal(v.reason)}` : 'ended (its ledger line could not be read)'}`);
+      ctx.log(
+        `agent-sandbox: session ${forTerminal(doc.workspace)} ${v ? `ended: exit ${v.exitCode}, ${forTerminal(v.reason)}` : 'ended (its ledger line could not be read)'}`,
+      );
       return json ? { output: doc } : {};
     },
   };

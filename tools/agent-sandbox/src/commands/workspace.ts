@@ -14,14 +14,26 @@ import { workspaceRm } from '../workspace/rm.js';
 const usage = 'workspace new ID --repo DIR [--branch NAME] [--from REF] | workspace list | workspace rm ID [--force] | workspace import ID';
 
 function onlyFlags(ctx: RunContext, action: string, allowed: string[]): void {
-  const given = Object.entries(ctx.options).filter(([, v]) => v !== undefined && v !== false).map(([k]) => k);
+  const given = Object.entries(ctx.options)
+    .filter(([, v]) => v !== undefined && v !== false)
+    .map(([k]) => k);
   const extra = given.find((k) => !allowed.includes(k));
-  if (extra) throw new ToolError('usage', 'bad-flag', `workspace ${action}: --${extra.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} does not apply (${usage})`);
+  if (extra)
+    throw new ToolError(
+      'usage',
+      'bad-flag',
+      `workspace ${action}: --${extra.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} does not apply (${usage})`,
+    );
 }
 
 function positional(ctx: RunContext, action: string, count: number): string[] {
   const args = ctx.rest.slice(1);
-  if (args.length !== count) throw new ToolError('usage', 'bad-flag', `workspace ${action}: expected ${count === 0 ? 'no arguments' : 'ID'}, got ${JSON.stringify(args)} (${usage})`);
+  if (args.length !== count)
+    throw new ToolError(
+      'usage',
+      'bad-flag',
+      `workspace ${action}: expected ${count === 0 ? 'no arguments' : 'ID'}, got ${JSON.stringify(args)} (${usage})`,
+    );
   return args;
 }
 
@@ -35,8 +47,17 @@ async function runAction(ctx: RunContext) {
     const [id] = positional(ctx, 'new', 1);
     const { repo, branch, from } = options;
     if (!repo) throw new ToolError('usage', 'missing-flag', '--repo: required (the git repository the workspace is a worktree of)');
-    const doc = await workspaceNew({ id: id!, repo, root, rootGiven: ctx.options['root'] !== undefined, ...(branch ? { branch } : {}), ...(from ? { from } : {}) });
-    ctx.log(`agent-sandbox: workspace ${doc.id} is ${doc.workspace}, branch ${doc.branch.replace(/^refs\/heads\//, '')} of ${doc.repository} at ${doc.base.slice(0, 12)}`);
+    const doc = await workspaceNew({
+      id: id!,
+      repo,
+      root,
+      rootGiven: ctx.options['root'] !== undefined,
+      ...(branch ? { branch } : {}),
+      ...(from ? { from } : {}),
+    });
+    ctx.log(
+      `agent-sandbox: workspace ${doc.id} is ${doc.workspace}, branch ${doc.branch.replace(/^refs\/heads\//, '')} of ${doc.repository} at ${doc.base.slice(0, 12)}`,
+    );
     ctx.log(`agent-sandbox: start a session there: ${doc.next}`);
     return json ? { output: doc } : {};
   }
@@ -52,7 +73,9 @@ async function runAction(ctx: RunContext) {
     onlyFlags(ctx, 'rm', ['root', 'force', 'json']);
     const [id] = positional(ctx, 'rm', 1);
     const doc = await workspaceRm({ id: id!, root, force: options.force });
-    ctx.log(`agent-sandbox: removed workspace ${doc.id}${doc.discarded ? ` (discarded ${doc.discarded} uncommitted paths)` : ''}; its branch ${doc.branch?.replace(/^refs\/heads\//, '') ?? ''} stays in the repository`);
+    ctx.log(
+      `agent-sandbox: removed workspace ${doc.id}${doc.discarded ? ` (discarded ${doc.discarded} uncommitted paths)` : ''}; its branch ${doc.branch?.replace(/^refs\/heads\//, '') ?? ''} stays in the repository`,
+    );
     return json ? { output: doc } : {};
   }
   if (action === 'import') {

@@ -96,8 +96,15 @@ export type LookBounds = Partial<Pick<LookState, 'maxDirs' | 'maxPathBytes' | 'm
 
 export function newLookState(roots: string[], bounds: LookBounds = {}): LookState {
   return {
-    roots: [...roots], rootDev: new Map(), dirs: new Map(), entries: 0, pathChars: 0, overflow: false,
-    maxDirs: bounds.maxDirs ?? defaultMaxDirs, maxPathBytes: bounds.maxPathBytes ?? maxPathBytes, maxPathChars: bounds.maxPathChars ?? defaultMaxPathChars,
+    roots: [...roots],
+    rootDev: new Map(),
+    dirs: new Map(),
+    entries: 0,
+    pathChars: 0,
+    overflow: false,
+    maxDirs: bounds.maxDirs ?? defaultMaxDirs,
+    maxPathBytes: bounds.maxPathBytes ?? maxPathBytes,
+    maxPathChars: bounds.maxPathChars ?? defaultMaxPathChars,
   };
 }
 

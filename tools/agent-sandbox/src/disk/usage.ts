@@ -12,7 +12,10 @@ import { systemPath } from '@agent-sandbox/shared/podman';
 
 /** Bytes allocated under the directories, counted by du (one filesystem, hard links once). */
 export async function duBytes(dirs: string[]): Promise<number> {
-  const out = await captureCommand('du', ['-s', '-B1', '-x', '-c', '--', ...dirs], { env: { PATH: systemPath, LC_ALL: 'C' }, timeoutMs: 120_000 });
+  const out = await captureCommand('du', ['-s', '-B1', '-x', '-c', '--', ...dirs], {
+    env: { PATH: systemPath, LC_ALL: 'C' },
+    timeoutMs: 120_000,
+  });
   const total = /^(\d+)\s+total$/m.exec(out.stdout);
   if (!total) throw new Error(`du failed (exit ${out.exitCode}): ${out.stderr.trim().split('\n').pop() ?? ''}`);
   return Number(total[1]);
@@ -28,14 +31,18 @@ export async function duBytes(dirs: string[]): Promise<number> {
 export async function countNames(dirs: string[]): Promise<number> {
   let count = 0;
   let stderr = '';
-  const child = spawn('find', [...dirs, '-xdev', '-printf', '\\n'], { env: { PATH: systemPath, LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('find', [...dirs, '-xdev', '-printf', '\\n'], {
+    env: { PATH: systemPath, LC_ALL: 'C' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout.on('data', (chunk: Buffer) => (count += chunk.length));
   child.stderr.on('data', (chunk: Buffer) => (stderr = `${stderr}${chunk.toString()}`.slice(-2000)));
   const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve).once('error', () => resolve(null)));
   clearTimeout(timer);
   // A file removed while find reads its directory makes it exit 1 and say so: the count stands.
-  if (code === null || (code !== 0 && !/No such file or directory/.test(stderr))) throw new Error(`find failed (exit ${code}): ${stderr.trim().split('\n').pop() ?? ''}`);
+  if (code === null || (code !== 0 && !/No such file or directory/.test(stderr)))
+    throw new Error(`find failed (exit ${code}): ${stderr.trim().split('\n').pop() ?? ''}`);
   return count;
 }
 

@@ -158,7 +158,10 @@ function walker(options: DiskWatchOptions, state: DiskUsage) {
   /** The filesystems' counters when each kind's last count began: what grew since is compared with the room. */
   const atCount: Record<Kind, Map<number, FsUsed>> = { bytes: filesystemsUsed(options.dirs), files: filesystemsUsed(options.dirs) };
   const lastAt: Record<Kind, number> = { bytes: Date.now(), files: Date.now() };
-  const every: Record<Kind, number> = { bytes: options.walkEveryMs ?? backstopMinMs.bytes, files: options.walkEveryMs ?? backstopMinMs.files };
+  const every: Record<Kind, number> = {
+    bytes: options.walkEveryMs ?? backstopMinMs.bytes,
+    files: options.walkEveryMs ?? backstopMinMs.files,
+  };
   let walking: Promise<void> | undefined;
   const walk = (kinds: Set<Kind>) =>
     (walking ??= (async () => {
@@ -167,7 +170,8 @@ function walker(options: DiskWatchOptions, state: DiskUsage) {
       for (const kind of kinds) [atCount[kind], lastAt[kind]] = [began, Date.now()];
       try {
         const took = await walkOnce(options.dirs, kinds, state, lookState);
-        for (const kind of kinds) if (options.walkEveryMs === undefined) every[kind] = Math.max(backstopMinMs[kind], (took[kind] ?? 0) * backstopShare);
+        for (const kind of kinds)
+          if (options.walkEveryMs === undefined) every[kind] = Math.max(backstopMinMs[kind], (took[kind] ?? 0) * backstopShare);
         if (state.exceeded && !wasExceeded) options.onExceeded({ ...state });
         options.onWalk?.({ ...state });
       } catch {
@@ -191,8 +195,17 @@ function walker(options: DiskWatchOptions, state: DiskUsage) {
 
 export function watchDisk(options: DiskWatchOptions): DiskWatch {
   const state: DiskUsage = {
-    limitBytes: options.limitBytes, limitFiles: options.limitFiles, writtenBytes: null, writtenFiles: null,
-    baselineBytes: null, baselineFiles: null, walks: 0, walkMs: null, mechanism: 'watchdog', names: 'look', dirsTracked: 0,
+    limitBytes: options.limitBytes,
+    limitFiles: options.limitFiles,
+    writtenBytes: null,
+    writtenFiles: null,
+    baselineBytes: null,
+    baselineFiles: null,
+    walks: 0,
+    walkMs: null,
+    mechanism: 'watchdog',
+    names: 'look',
+    dirsTracked: 0,
   };
   const w = walker(options, state);
   void w.walk(both);

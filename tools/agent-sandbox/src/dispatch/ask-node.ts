@@ -36,14 +36,30 @@ export async function remoteHost(options: HostOptions, given: Record<string, unk
 }
 
 /** Asks a remote node; its stdout's JSON lines, each checked by `isLine` (a line that is not is refused, naming the node). */
-export async function askNode<T>(host: HostEntry, request: Omit<LiveRequest, 'version' | 'nodeMachineId'>, isLine: (value: unknown) => value is T): Promise<T[]> {
+export async function askNode<T>(
+  host: HostEntry,
+  request: Omit<LiveRequest, 'version' | 'nodeMachineId'>,
+  isLine: (value: unknown) => value is T,
+): Promise<T[]> {
   const chunks: Buffer[] = [];
-  const answer = await requestOverSsh(host, { version: 1, nodeMachineId: host.machineId, ...request }, (chunk) => chunks.push(chunk), liveAnswerMaxBytes);
+  const answer = await requestOverSsh(
+    host,
+    { version: 1, nodeMachineId: host.machineId, ...request },
+    (chunk) => chunks.push(chunk),
+    liveAnswerMaxBytes,
+  );
   if (answer.exitCode !== 0) {
     if (answer.refusal || answer.exitCode !== 255) throw nodeRefusal(answer.refusal, host.name, answer.stderrTail);
-    throw new ToolError('unreachable', 'ssh-failed', `ssh to ${host.name} failed (exit 255${answer.bytes > liveAnswerMaxBytes ? `: the answer passed ${liveAnswerMaxBytes} bytes` : ''}): ${forTerminal(answer.stderrTail)}`);
+    throw new ToolError(
+      'unreachable',
+      'ssh-failed',
+      `ssh to ${host.name} failed (exit 255${answer.bytes > liveAnswerMaxBytes ? `: the answer passed ${liveAnswerMaxBytes} bytes` : ''}): ${forTerminal(answer.stderrTail)}`,
+    );
   }
-  const lines = Buffer.concat(chunks).toString('utf8').split('\n').filter((l) => l.trim() !== '');
+  const lines = Buffer.concat(chunks)
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   return lines.map((text, i) => {
     let value: unknown;
     try {
@@ -51,7 +67,12 @@ export async function askNode<T>(host: HostEntry, request: Omit<LiveRequest, 've
     } catch {
       value = undefined;
     }
-    if (!isLine(value)) throw new ToolError('unreachable', 'node-answer-invalid', `${host.name} answered ${request.kind} with line ${i + 1} that is not the document it should be`);
+    if (!isLine(value))
+      throw new ToolError(
+        'unreachable',
+        'node-answer-invalid',
+        `${host.name} answered ${request.kind} with line ${i + 1} that is not the document it should be`,
+      );
     return value;
   });
 }

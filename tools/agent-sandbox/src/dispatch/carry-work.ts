@@ -58,13 +58,36 @@ export async function prepareWork(request: LaunchRequest): Promise<CarriedWork |
   };
   try {
     const place = await gitPlaceOf(layout.workspace, id);
-    if (place?.commonDir !== record.commonDir) throw new ToolError('gitMount', 'workspace-git-moved', `workspace ${id}'s git metadata no longer names ${record.commonDir}`);
+    if (place?.commonDir !== record.commonDir)
+      throw new ToolError('gitMount', 'workspace-git-moved', `workspace ${id}'s git metadata no longer names ${record.commonDir}`);
     const branch = runGit(place, ['symbolic-ref', '--quiet', 'HEAD'], { allowFail: true }).stdout.trim();
-    if (!branch.startsWith('refs/heads/')) throw new ToolError('usage', 'workspace-detached', `workspace ${id} has no branch checked out (detached HEAD): check out a branch to dispatch it`);
+    if (!branch.startsWith('refs/heads/'))
+      throw new ToolError(
+        'usage',
+        'workspace-detached',
+        `workspace ${id} has no branch checked out (detached HEAD): check out a branch to dispatch it`,
+      );
     const bundleFile = path.join(scratch, 'send.bundle');
     const sent = (await makeBundle({ gitDir: record.commonDir }, branch, bundleFile))!;
-    const offer: WorkOffer = { branch, tip: sent.tip, bytes: sent.bytes, sha256: sent.sha256, mirror: mirrorNameOf(record.commonDir, record.repository) };
-    return { id, offer, bundleFile, sent, commonDir: record.commonDir, place, localUncommitted: uncommittedPaths(place).length, scratch, lock, release };
+    const offer: WorkOffer = {
+      branch,
+      tip: sent.tip,
+      bytes: sent.bytes,
+      sha256: sent.sha256,
+      mirror: mirrorNameOf(record.commonDir, record.repository),
+    };
+    return {
+      id,
+      offer,
+      bundleFile,
+      sent,
+      commonDir: record.commonDir,
+      place,
+      localUncommitted: uncommittedPaths(place).length,
+      scratch,
+      lock,
+      release,
+    };
   } catch (err) {
     release();
     throw err;
@@ -84,24 +107,53 @@ function mergeInWorktree(work: CarriedWork): Advance {
       chownTree(work.place.workTree);
       chownTree(work.place.gitDir);
     }
-    return merged.status === 0 ? { ok: true } : { ok: false, why: `the local worktree's uncommitted changes are in the way (${merged.stderr.trim().split('\n').pop()})` };
+    return merged.status === 0
+      ? { ok: true }
+      : { ok: false, why: `the local worktree's uncommitted changes are in the way (${merged.stderr.trim().split('\n').pop()})` };
   };
 }
 
 /** Fetches the returned bundle into the local repository through the one checked import. */
-async function fetchBack(work: CarriedWork, host: HostEntry, runId: string, returned: BundleFacts): Promise<Pick<WorkTransfer, 'fetched' | 'sideRef' | 'message'>> {
+async function fetchBack(
+  work: CarriedWork,
+  host: HostEntry,
+  runId: string,
+  returned: BundleFacts,
+): Promise<Pick<WorkTransfer, 'fetched' | 'sideRef' | 'message'>> {
   const file = path.join(work.scratch, 'return.bundle');
-  const got = await fetchOverSsh(host, { version: 1, kind: 'return', nodeMachineId: host.machineId, workspaceId: work.id, runId }, file, returned.bytes);
-  if (got.exitCode !== 0) throw new ToolError('unreachable', 'return-failed', `fetching the session's commits from ${host.name} failed (exit ${got.exitCode}): ${got.stderrTail || 'no message'}`);
+  const got = await fetchOverSsh(
+    host,
+    { version: 1, kind: 'return', nodeMachineId: host.machineId, workspaceId: work.id, runId },
+    file,
+    returned.bytes,
+  );
+  if (got.exitCode !== 0)
+    throw new ToolError(
+      'unreachable',
+      'return-failed',
+      `fetching the session's commits from ${host.name} failed (exit ${got.exitCode}): ${got.stderrTail || 'no message'}`,
+    );
   const sha256 = await sha256File(file);
   if (got.bytes !== returned.bytes || sha256 !== returned.sha256) {
-    throw new ToolError('usage', 'bundle-checksum', `the returned bundle is ${got.bytes} bytes with sha256 ${sha256}; the node announced ${returned.bytes} bytes, ${returned.sha256}`);
+    throw new ToolError(
+      'usage',
+      'bundle-checksum',
+      `the returned bundle is ${got.bytes} bytes with sha256 ${sha256}; the node announced ${returned.bytes} bytes, ${returned.sha256}`,
+    );
   }
   checkBundle({ file, ref: work.offer.branch, tip: returned.tip, prerequisitesIn: { gitDir: work.commonDir } }, work.scratch);
   const branch = work.offer.branch;
   let parkedAt: string | undefined;
   try {
-    const result = importBranch({ place: { gitDir: work.commonDir }, source: file, ref: branch, tip: returned.tip, branch, sessionId: work.id, advance: mergeInWorktree(work) });
+    const result = importBranch({
+      place: { gitDir: work.commonDir },
+      source: file,
+      ref: branch,
+      tip: returned.tip,
+      branch,
+      sessionId: work.id,
+      advance: mergeInWorktree(work),
+    });
     parkedAt = result.sideRef;
     if (result.outcome === 'side-ref') return { fetched: 'side-ref', sideRef: result.sideRef!, message: result.message! };
     return { fetched: 'fast-forward' };
@@ -114,7 +166,10 @@ async function fetchBack(work: CarriedWork, host: HostEntry, runId: string, retu
 export async function bringBack(work: CarriedWork, host: HostEntry, verdict: Partial<LedgerLine> | undefined): Promise<WorkTransfer> {
   const node = verdict?.work;
   const base: WorkTransfer = { ...(node ?? { branch: work.offer.branch }), sent: work.sent };
-  const notes = [work.localUncommitted > 0 ? `${work.localUncommitted} uncommitted paths in the local workspace did not travel` : '', node?.message ?? ''].filter(Boolean);
+  const notes = [
+    work.localUncommitted > 0 ? `${work.localUncommitted} uncommitted paths in the local workspace did not travel` : '',
+    node?.message ?? '',
+  ].filter(Boolean);
   const withNotes = (t: WorkTransfer, extra?: string): WorkTransfer => {
     const message = [...notes, extra ?? ''].filter(Boolean).join('; ');
     return { ...t, ...(message ? { message } : {}) };
@@ -124,7 +179,10 @@ export async function bringBack(work: CarriedWork, host: HostEntry, verdict: Par
   try {
     const result = await fetchBack(work, host, verdict.runId, node.returned);
     const returned = { ...node.returned, ms: Math.round(performance.now() - began) };
-    return withNotes({ ...base, returned, fetched: result.fetched, ...(result.sideRef ? { sideRef: result.sideRef } : {}) }, result.message);
+    return withNotes(
+      { ...base, returned, fetched: result.fetched, ...(result.sideRef ? { sideRef: result.sideRef } : {}) },
+      result.message,
+    );
   } catch (err) {
     return withNotes({ ...base, fetched: 'failed' }, (err as Error).message);
   }

@@ -31,7 +31,6 @@ export function implicitRegistry(machineId: string): HostsRegistry {
   return { version: 1, hosts: [{ name: localHostName, roles: [seatRole], machineId }] };
 }
 
-
 /** Reads and validates the registry; an explicit --hosts file that is missing is a usage error. */
 export function loadRegistry(file: string, explicit: boolean, machineId: string): HostsRegistry {
   if (!existsSync(file)) {
@@ -85,8 +84,18 @@ export async function pickHost(registry: HostsRegistry, options: PickOptions): P
   let candidates = seats;
   if (options.name !== undefined) {
     const named = registry.hosts.find((h) => h.name === options.name);
-    if (!named) throw new ToolError('unreachable', 'unknown-host', `--host: no host named ${options.name} in the registry (hosts: ${registry.hosts.map((h) => h.name).join(', ') || 'none'})`);
-    if (!named.roles.includes(seatRole)) throw new ToolError('unreachable', 'no-seat-role', `host ${named.name} does not have the ${seatRole} role (roles: ${named.roles.join(', ') || 'none'})`);
+    if (!named)
+      throw new ToolError(
+        'unreachable',
+        'unknown-host',
+        `--host: no host named ${options.name} in the registry (hosts: ${registry.hosts.map((h) => h.name).join(', ') || 'none'})`,
+      );
+    if (!named.roles.includes(seatRole))
+      throw new ToolError(
+        'unreachable',
+        'no-seat-role',
+        `host ${named.name} does not have the ${seatRole} role (roles: ${named.roles.join(', ') || 'none'})`,
+      );
     candidates = [named];
   }
   if (candidates.length === 0) throw new ToolError('unreachable', 'no-seat', `no host in the registry has the ${seatRole} role`);
@@ -109,9 +118,14 @@ export async function pickHost(registry: HostsRegistry, options: PickOptions): P
 export const hostName = () => os.hostname();
 
 /** Step 3 of a launch: the host the request runs on, read from its registry (81 when no agent seat answers). */
-export async function hostFor(request: Pick<LaunchRequest, 'host' | 'registryFile' | 'registryExplicit' | 'machineIdFile'>, onProgress?: (line: string) => void): Promise<PickedHost> {
+export async function hostFor(
+  request: Pick<LaunchRequest, 'host' | 'registryFile' | 'registryExplicit' | 'machineIdFile'>,
+  onProgress?: (line: string) => void,
+): Promise<PickedHost> {
   const machineId = readMachineId(request.machineIdFile);
   const registry = loadRegistry(request.registryFile, request.registryExplicit, machineId);
-  onProgress?.(`agent-sandbox: picking a host from ${request.registryExplicit || existsSync(request.registryFile) ? request.registryFile : 'this machine alone (no hosts registry)'}`);
+  onProgress?.(
+    `agent-sandbox: picking a host from ${request.registryExplicit || existsSync(request.registryFile) ? request.registryFile : 'this machine alone (no hosts registry)'}`,
+  );
   return await pickHost(registry, { ...(request.host ? { name: request.host } : {}), machineId, ...(onProgress ? { onProgress } : {}) });
 }

@@ -30,14 +30,19 @@ export interface Channel extends ByteSource {
 export type NodeRequest = SessionRequest | ReturnRequest | LiveRequest;
 
 /** A request for the node's running sessions: list, stop or enter one. */
-export const isLive = (request: { kind?: string }): request is LiveRequest => request.kind === 'ps' || request.kind === 'stop' || request.kind === 'shell';
+export const isLive = (request: { kind?: string }): request is LiveRequest =>
+  request.kind === 'ps' || request.kind === 'stop' || request.kind === 'shell';
 
 /** Parses and checks a request; refusals before acceptance are 80 (malformed) or 90 (wrong node). */
 export function acceptRequest(text: string, machineId: string): NodeRequest {
   const doc = parseJsonDocument(text, 'request');
   const kind = typeof doc === 'object' && doc !== null ? (doc as { kind?: unknown }).kind : undefined;
   const request =
-    kind === 'return' ? validateDocument(ReturnRequest, doc, 'request') : isLive({ kind: String(kind) }) ? validateDocument(LiveRequest, doc, 'request') : validateDocument(SessionRequest, doc, 'request');
+    kind === 'return'
+      ? validateDocument(ReturnRequest, doc, 'request')
+      : isLive({ kind: String(kind) })
+        ? validateDocument(LiveRequest, doc, 'request')
+        : validateDocument(SessionRequest, doc, 'request');
   if (request.nodeMachineId !== machineId) {
     throw new ToolError('policy', 'wrong-node', `request is meant for node ${request.nodeMachineId}, this node is ${machineId}; refused`);
   }

@@ -80,24 +80,47 @@ function ensureMirror(root: string, name: string): string {
 }
 
 /** The node's worktree on the offered branch at the offered tip: made, or moved there keeping what was left uncommitted. */
-async function placeWorktree(layout: SessionLayout, mirror: string, offer: WorkOffer, euid: number): Promise<{ place: GitPlace; worktree: 'created' | 'updated' }> {
+async function placeWorktree(
+  layout: SessionLayout,
+  mirror: string,
+  offer: WorkOffer,
+  euid: number,
+): Promise<{ place: GitPlace; worktree: 'created' | 'updated' }> {
   const incoming = `refs/incoming/${layout.sessionId}`;
   if (!existsSync(layout.workspace)) {
     runGit({ gitDir: mirror }, ['worktree', 'prune']);
     runGit({ gitDir: mirror }, ['update-ref', offer.branch, offer.tip]);
-    runGit({ gitDir: mirror }, ['worktree', 'add', '--quiet', layout.workspace, offer.branch.replace(/^refs\/heads\//, '')], {}, { code: 'worktree-add-failed' });
+    runGit(
+      { gitDir: mirror },
+      ['worktree', 'add', '--quiet', layout.workspace, offer.branch.replace(/^refs\/heads\//, '')],
+      {},
+      { code: 'worktree-add-failed' },
+    );
     const place = await gitPlaceOf(layout.workspace, layout.sessionId);
-    if (!place?.commonDir) throw new ToolError('internal', 'worktree-not-linked', `${layout.workspace} is not a linked worktree of ${mirror} after git worktree add`);
+    if (!place?.commonDir)
+      throw new ToolError(
+        'internal',
+        'worktree-not-linked',
+        `${layout.workspace} is not a linked worktree of ${mirror} after git worktree add`,
+      );
     grantWorkspace({ workTree: layout.workspace, registration: place.gitDir, commonDir: mirror }, euid);
     return { place, worktree: 'created' };
   }
   const place = await gitPlaceOf(layout.workspace, layout.sessionId);
   if (place?.commonDir !== mirror) {
-    throw new ToolError('gitMount', 'node-workspace-not-mirror', `${layout.workspace} exists on this node and is not a worktree of ${mirror}; remove it (agent-sandbox workspace rm ${layout.sessionId} on the node) or dispatch another workspace id`);
+    throw new ToolError(
+      'gitMount',
+      'node-workspace-not-mirror',
+      `${layout.workspace} exists on this node and is not a worktree of ${mirror}; remove it (agent-sandbox workspace rm ${layout.sessionId} on the node) or dispatch another workspace id`,
+    );
   }
   const head = runGit(place, ['symbolic-ref', '--quiet', 'HEAD'], { allowFail: true }).stdout.trim();
   if (head !== offer.branch) {
-    throw new ToolError('usage', 'node-workspace-branch', `the node's worktree ${layout.workspace} has ${head || 'a detached HEAD'} checked out, not ${offer.branch}`);
+    throw new ToolError(
+      'usage',
+      'node-workspace-branch',
+      `the node's worktree ${layout.workspace} has ${head || 'a detached HEAD'} checked out, not ${offer.branch}`,
+    );
   }
   // --keep: what the last session left uncommitted stays, unless the new tip changes the same files (then refused).
   runGit(place, ['reset', '--quiet', '--keep', incoming], {}, { code: 'node-workspace-conflict' });
@@ -112,9 +135,20 @@ async function placeWorktree(layout: SessionLayout, mirror: string, offer: WorkO
  * Receives, checks and applies the offered bundle under the workspace's lock (held by the
  * caller). A refusal leaves the mirror as it was: nothing reaches it before the check passed.
  */
-export async function acceptWork(source: ByteSource, offer: WorkOffer, root: string, workspaceId: string, maxBytes: number, euid = process.geteuid?.() ?? 0): Promise<AcceptedWork> {
+export async function acceptWork(
+  source: ByteSource,
+  offer: WorkOffer,
+  root: string,
+  workspaceId: string,
+  maxBytes: number,
+  euid = process.geteuid?.() ?? 0,
+): Promise<AcceptedWork> {
   if (offer.bytes > maxBytes) {
-    throw new ToolError('usage', 'bundle-too-large', `the bundle is ${offer.bytes} bytes; this node takes at most ${maxBytes} (receive --bundle-max)`);
+    throw new ToolError(
+      'usage',
+      'bundle-too-large',
+      `the bundle is ${offer.bytes} bytes; this node takes at most ${maxBytes} (receive --bundle-max)`,
+    );
   }
   const layout = layoutFor(root, workspaceId);
   const incomingDir = path.join(root, 'incoming');
@@ -129,8 +163,23 @@ export async function acceptWork(source: ByteSource, offer: WorkOffer, root: str
     const mirror = ensureMirror(root, offer.mirror);
     fetchBundle({ gitDir: mirror }, file, offer.branch, `refs/incoming/${workspaceId}`);
     const { place, worktree } = await placeWorktree(layout, mirror, offer, euid);
-    writeWorkspaceRecord(root, { version: 1, id: workspaceId, origin: 'dispatch', repository: mirror, commonDir: mirror, branch: offer.branch, base: offer.tip, createdAt: new Date().toISOString(), aclUids: [] });
-    const transfer: WorkTransfer = { branch: offer.branch, received, applied: { worktree, ms: Math.round(performance.now() - applyBegan) }, nodeWorkspace: layout.workspace };
+    writeWorkspaceRecord(root, {
+      version: 1,
+      id: workspaceId,
+      origin: 'dispatch',
+      repository: mirror,
+      commonDir: mirror,
+      branch: offer.branch,
+      base: offer.tip,
+      createdAt: new Date().toISOString(),
+      aclUids: [],
+    });
+    const transfer: WorkTransfer = {
+      branch: offer.branch,
+      received,
+      applied: { worktree, ms: Math.round(performance.now() - applyBegan) },
+      nodeWorkspace: layout.workspace,
+    };
     return { layout, mirror, place, offer, transfer };
   } finally {
     rmSync(file, { force: true });
@@ -148,7 +197,13 @@ export function outgoingFiles(root: string, id: string): { bundle: string; meta:
 }
 
 /** A bundle of `branch` at `tip` (which may be a commit the mirror holds aside): made in a reader naming it so. */
-async function bundleOf(mirror: string, branch: string, tip: string, file: string, base: string | undefined): Promise<BundleFacts | undefined> {
+async function bundleOf(
+  mirror: string,
+  branch: string,
+  tip: string,
+  file: string,
+  base: string | undefined,
+): Promise<BundleFacts | undefined> {
   const reader = `${file}.reader`;
   try {
     buildReader(reader, `${reader}.none`, path.join(mirror, 'objects'), branch, tip); // no objects of its own: the mirror's are borrowed
@@ -171,7 +226,8 @@ export async function collectWork(accepted: AcceptedWork, runId: string | undefi
   rmSync(out.meta, { force: true });
   const paths = uncommittedPaths(accepted.place);
   const uncommitted = { count: paths.length, paths: paths.slice(0, 50) };
-  const revision = (ref: string) => runGit({ gitDir: mirror }, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { allowFail: true }).stdout.trim();
+  const revision = (ref: string) =>
+    runGit({ gitDir: mirror }, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { allowFail: true }).stdout.trim();
   const aside = waiting ? revision(waiting) : '';
   const tip = aside || revision(offer.branch);
   let returned: BundleFacts | null = null;
@@ -183,7 +239,9 @@ export async function collectWork(accepted: AcceptedWork, runId: string | undefi
     if (aside && waiting) runGit({ gitDir: mirror }, ['update-ref', '-d', waiting, aside], { allowFail: true });
     if (!returned) message = `${offer.branch} on the node is behind what was sent`;
   }
-  if (returned && runId) writeFileSync(out.meta, `${JSON.stringify({ runId, ref: offer.branch, facts: returned } satisfies ReturnMeta)}\n`, { mode: 0o600 });
-  if (uncommitted.count > 0) message = `${message ? `${message}; ` : ''}${uncommitted.count} uncommitted path${uncommitted.count === 1 ? '' : 's'} stay on the node in ${layout.workspace}`;
+  if (returned && runId)
+    writeFileSync(out.meta, `${JSON.stringify({ runId, ref: offer.branch, facts: returned } satisfies ReturnMeta)}\n`, { mode: 0o600 });
+  if (uncommitted.count > 0)
+    message = `${message ? `${message}; ` : ''}${uncommitted.count} uncommitted path${uncommitted.count === 1 ? '' : 's'} stay on the node in ${layout.workspace}`;
   return { ...accepted.transfer, returned, uncommitted, ...(message ? { message } : {}) };
 }

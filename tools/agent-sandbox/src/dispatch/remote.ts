@@ -19,17 +19,33 @@ import { ranLine, recordVerdict, refusedLine, type SessionIdentity, type Verdict
 
 function checkDispatchable(request: LaunchRequest, host: HostEntry): void {
   if (request.workspace.includes('/')) {
-    throw new ToolError('usage', 'remote-workspace-path', `--workspace: a remote host (${host.name}) takes a workspace id under its own <root>/workspaces, not a local path (${request.workspace})`);
+    throw new ToolError(
+      'usage',
+      'remote-workspace-path',
+      `--workspace: a remote host (${host.name}) takes a workspace id under its own <root>/workspaces, not a local path (${request.workspace})`,
+    );
   }
-  if (request.network !== 'none' || request.allowExpiring || request.gitRoots.length > 0 || request.allowHosts.length > 0 || request.egress !== 'runtime' || request.caFile || request.publish.length > 0 || request.caches?.length) {
+  if (
+    request.network !== 'none' ||
+    request.allowExpiring ||
+    request.gitRoots.length > 0 ||
+    request.allowHosts.length > 0 ||
+    request.egress !== 'runtime' ||
+    request.caFile ||
+    request.publish.length > 0 ||
+    request.caches?.length
+  ) {
     // None crosses ssh: a namespace is a node-local name, the node's own credential policy
     // decides about expiring tokens, and which directories may be mounted is the node's call.
     // The node also decides what its sessions reach: its own broker, its own allowlist.
     // A cache is this machine's directory; the node's own config says which of its caches its sessions get.
-    throw new ToolError('usage', 'local-only-flag', `--network, --egress, --allow-host, --ca-file, --publish, --cache, --allow-expiring and --git-root apply to sessions on this machine only, not on ${host.name}`);
+    throw new ToolError(
+      'usage',
+      'local-only-flag',
+      `--network, --egress, --allow-host, --ca-file, --publish, --cache, --allow-expiring and --git-root apply to sessions on this machine only, not on ${host.name}`,
+    );
   }
 }
-
 
 export async function launchRemote(request: LaunchRequest, host: HostEntry, io: LaunchIo, identity: SessionIdentity): Promise<number> {
   checkDispatchable(request, host);
@@ -42,7 +58,13 @@ export async function launchRemote(request: LaunchRequest, host: HostEntry, io: 
   }
 }
 
-async function dispatch(request: LaunchRequest, host: HostEntry, io: LaunchIo, identity: SessionIdentity, work: CarriedWork | undefined): Promise<number> {
+async function dispatch(
+  request: LaunchRequest,
+  host: HostEntry,
+  io: LaunchIo,
+  identity: SessionIdentity,
+  work: CarriedWork | undefined,
+): Promise<number> {
   if (work) io.progress(`agent-sandbox: sending ${work.offer.branch} (${work.sent.bytes} bytes) to ${host.name}`);
   const targets = { ledgerFile: request.ledgerFile, ...(request.resultFile ? { resultFile: request.resultFile } : {}) };
   const logPath = request.mode === 'exec' ? openExecLog(request.logDir, identity.sessionId) : undefined;
@@ -55,10 +77,12 @@ async function dispatch(request: LaunchRequest, host: HostEntry, io: LaunchIo, i
   });
   if (!result.started) return refusedBeforeStart(result, host, identity, targets, io);
   const answer = readNodeVerdict(result.verdict);
-  if (answer.state === 'invalid') io.log(`agent-sandbox: ${host.name}'s verdict is not a ledger line (${forTerminal(answer.problem)}); its fields are not used`);
+  if (answer.state === 'invalid')
+    io.log(`agent-sandbox: ${host.name}'s verdict is not a ledger line (${forTerminal(answer.problem)}); its fields are not used`);
   const v: Partial<LedgerLine> = answer.state === 'received' ? answer.line : {};
   const transfer = work ? await bringBack(work, host, answer.state === 'received' ? v : undefined) : undefined;
-  if (transfer?.fetched === 'fast-forward') io.progress(`agent-sandbox: ${transfer.branch} advanced to ${transfer.returned?.tip.slice(0, 12)} with the session's commits`);
+  if (transfer?.fetched === 'fast-forward')
+    io.progress(`agent-sandbox: ${transfer.branch} advanced to ${transfer.returned?.tip.slice(0, 12)} with the session's commits`);
   if (transfer?.message) io.log(`agent-sandbox: ${forTerminal(transfer.message)}`);
   const exitCode = result.exitCode === 255 && v.exitCode !== undefined ? v.exitCode : result.exitCode;
   const line = remoteLine(identity, v, answer.state, { exitCode, logPath, transfer });
@@ -68,12 +92,26 @@ async function dispatch(request: LaunchRequest, host: HostEntry, io: LaunchIo, i
 }
 
 /** The receiver never started the session: ssh itself failed (255, thrown), or the receiver refused (usage, wrong node, busy) and its code and status stand. */
-function refusedBeforeStart(result: DispatchResult, host: HostEntry, identity: SessionIdentity, targets: VerdictTargets, io: LaunchIo): number {
+function refusedBeforeStart(
+  result: DispatchResult,
+  host: HostEntry,
+  identity: SessionIdentity,
+  targets: VerdictTargets,
+  io: LaunchIo,
+): number {
   if (result.exitCode === 255) {
-    throw new ToolError('unreachable', 'ssh-failed', `ssh to ${host.name} failed before the remote side started: ${result.stderrTail.split('\n').slice(-2).join(' | ') || 'no message'}`);
+    throw new ToolError(
+      'unreachable',
+      'ssh-failed',
+      `ssh to ${host.name} failed before the remote side started: ${result.stderrTail.split('\n').slice(-2).join(' | ') || 'no message'}`,
+    );
   }
   const err = nodeRefusal(result.refusal, host.name, result.stderrTail);
-  recordVerdict(targets, { ...refusedLine(identity, err).line, exitCode: result.exitCode <= 255 ? result.exitCode : ExitCode.internal }, io.log);
+  recordVerdict(
+    targets,
+    { ...refusedLine(identity, err).line, exitCode: result.exitCode <= 255 ? result.exitCode : ExitCode.internal },
+    io.log,
+  );
   return result.exitCode;
 }
 

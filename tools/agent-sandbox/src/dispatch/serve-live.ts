@@ -38,14 +38,31 @@ export async function serveLive(request: LiveRequest, root: string, context: Liv
     if (!request.workspaceId) throw new ToolError('usage', 'bad-flag', 'a shell request names no workspaceId');
     const feedStdin = (sink: NodeJS.WritableStream) =>
       void context.input.readInto(Number.MAX_SAFE_INTEGER, (chunk) => sink.write(chunk)).finally(() => sink.end());
-    return await shellSession({ root: realRoot, workspace: request.workspaceId, command: request.command ?? [], tty: false, env: context.env, feedStdin });
+    return await shellSession({
+      root: realRoot,
+      workspace: request.workspaceId,
+      command: request.command ?? [],
+      tty: false,
+      env: context.env,
+      feedStdin,
+    });
   }
   if (request.kind === 'ps') {
-    await write(stdout, runningSessions(realRoot).map((running) => `${JSON.stringify(sessionNow(running))}\n`).join(''));
+    await write(
+      stdout,
+      runningSessions(realRoot)
+        .map((running) => `${JSON.stringify(sessionNow(running))}\n`)
+        .join(''),
+    );
     return 0;
   }
   if (!request.workspaceId) throw new ToolError('usage', 'bad-flag', 'a stop request names no workspaceId');
-  const doc = await stopSession({ root: realRoot, workspace: request.workspaceId, grace: request.graceSeconds ?? defaultGraceSeconds, log });
+  const doc = await stopSession({
+    root: realRoot,
+    workspace: request.workspaceId,
+    grace: request.graceSeconds ?? defaultGraceSeconds,
+    log,
+  });
   await write(stdout, `${JSON.stringify(doc)}\n`);
   return 0;
 }

@@ -26,7 +26,11 @@ export async function serveReturn(request: ReturnRequest, root: string, stdout: 
       meta = undefined;
     }
     if (!meta || meta.runId !== request.runId) {
-      throw new ToolError('usage', 'no-return-bundle', `no commits are waiting to be fetched for session ${request.runId} of workspace ${request.workspaceId} on this node`);
+      throw new ToolError(
+        'usage',
+        'no-return-bundle',
+        `no commits are waiting to be fetched for session ${request.runId} of workspace ${request.workspaceId} on this node`,
+      );
     }
     await pipeline(createReadStream(files.bundle), stdout, { end: false });
     return 0;

@@ -15,7 +15,6 @@ import type { LiveRequest, ReturnRequest } from '@agent-sandbox/shared/schemas/w
 import { ToolError } from '@agent-sandbox/shared';
 import { receiverRefusedTag } from './node-answer.js';
 
-
 /** Lines the receiver writes on stderr so the dispatcher can tell its stages apart. */
 export const receiverStartedTag = 'agent-sandbox-receiver: accepted ';
 export const receiverVerdictTag = 'agent-sandbox-receiver: verdict ';
@@ -31,21 +30,35 @@ export function knownHostsLine(ssh: HostSsh): string {
 export function buildSshArgv(ssh: HostSsh, knownHostsFile: string): string[] {
   return [
     'ssh',
-    '-F', '/dev/null',
-    '-o', 'BatchMode=yes',
-    '-o', 'StrictHostKeyChecking=yes',
-    '-o', `UserKnownHostsFile=${knownHostsFile}`,
-    '-o', 'GlobalKnownHostsFile=/dev/null',
-    '-o', 'IdentitiesOnly=yes',
-    '-o', `IdentityFile=${ssh.identityFile}`,
-    '-o', 'ForwardAgent=no',
-    '-o', 'ForwardX11=no',
-    '-o', 'ClearAllForwardings=yes',
-    '-o', 'PermitLocalCommand=no',
-    '-o', 'ConnectTimeout=10',
+    '-F',
+    '/dev/null',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'StrictHostKeyChecking=yes',
+    '-o',
+    `UserKnownHostsFile=${knownHostsFile}`,
+    '-o',
+    'GlobalKnownHostsFile=/dev/null',
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    `IdentityFile=${ssh.identityFile}`,
+    '-o',
+    'ForwardAgent=no',
+    '-o',
+    'ForwardX11=no',
+    '-o',
+    'ClearAllForwardings=yes',
+    '-o',
+    'PermitLocalCommand=no',
+    '-o',
+    'ConnectTimeout=10',
     '-T',
-    '-p', String(ssh.port ?? 22),
-    '-l', ssh.user,
+    '-p',
+    String(ssh.port ?? 22),
+    '-l',
+    ssh.user,
     '--',
     ssh.address,
   ];
@@ -107,40 +120,43 @@ export async function dispatchOverSsh(
       reject: false,
       buffer: { stdout: false, stderr: false },
       shell: false,
-  });
-  child.stdin?.on('error', () => undefined);
-  child.stdin?.write(`${JSON.stringify(request)}\n`);
-  // The work's bundle follows the line, exactly request.work.bytes; stdin stays open after it.
-  if (io.payload && child.stdin) createReadStream(io.payload).on('error', () => undefined).pipe(child.stdin, { end: false });
-  let started = false;
-  let verdict: Record<string, unknown> | undefined;
-  let refusal: Record<string, unknown> | undefined;
-  const tail: string[] = [];
-  let pending = '';
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => {
-    pending += chunk;
-    let nl: number;
-    while ((nl = pending.indexOf('\n')) >= 0) {
-      const line = pending.slice(0, nl).replace(/\r$/, '');
-      pending = pending.slice(nl + 1);
-      if (line.startsWith(receiverStartedTag)) started = true;
-      else if (line.startsWith(receiverVerdictTag)) {
-        verdict = taggedObject(line, receiverVerdictTag) ?? verdict;
-        if (!verdict) io.stderr(forTerminal(line));
-      } else if (line.startsWith(receiverRefusedTag)) {
-        refusal = taggedObject(line, receiverRefusedTag);
-      } else {
-        tail.push(line);
-        if (tail.length > 20) tail.shift();
-        io.stderr(line);
+    });
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.write(`${JSON.stringify(request)}\n`);
+    // The work's bundle follows the line, exactly request.work.bytes; stdin stays open after it.
+    if (io.payload && child.stdin)
+      createReadStream(io.payload)
+        .on('error', () => undefined)
+        .pipe(child.stdin, { end: false });
+    let started = false;
+    let verdict: Record<string, unknown> | undefined;
+    let refusal: Record<string, unknown> | undefined;
+    const tail: string[] = [];
+    let pending = '';
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      pending += chunk;
+      let nl: number;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl).replace(/\r$/, '');
+        pending = pending.slice(nl + 1);
+        if (line.startsWith(receiverStartedTag)) started = true;
+        else if (line.startsWith(receiverVerdictTag)) {
+          verdict = taggedObject(line, receiverVerdictTag) ?? verdict;
+          if (!verdict) io.stderr(forTerminal(line));
+        } else if (line.startsWith(receiverRefusedTag)) {
+          refusal = taggedObject(line, receiverRefusedTag);
+        } else {
+          tail.push(line);
+          if (tail.length > 20) tail.shift();
+          io.stderr(line);
+        }
       }
-    }
-  });
-  const result = await child;
-  if (pending) io.stderr(pending);
-  const exitCode = typeof result.exitCode === 'number' ? result.exitCode : 255;
-  return { exitCode, started, stderrTail: tail.join('\n'), ...(verdict ? { verdict } : {}), ...(refusal ? { refusal } : {}) };
+    });
+    const result = await child;
+    if (pending) io.stderr(pending);
+    const exitCode = typeof result.exitCode === 'number' ? result.exitCode : 255;
+    return { exitCode, started, stderrTail: tail.join('\n'), ...(verdict ? { verdict } : {}), ...(refusal ? { refusal } : {}) };
   });
 }
 
@@ -157,20 +173,32 @@ export async function requestOverSsh(
 ): Promise<{ exitCode: number; bytes: number; stderrTail: string; refusal?: Record<string, unknown> }> {
   return await withSsh(host, async (bin, args) => {
     const { execa } = await import('execa');
-    const child = execa(bin, args, { input: `${JSON.stringify(request)}\n`, stdout: 'pipe', stderr: 'pipe', reject: false, buffer: { stdout: false }, shell: false });
+    const child = execa(bin, args, {
+      input: `${JSON.stringify(request)}\n`,
+      stdout: 'pipe',
+      stderr: 'pipe',
+      reject: false,
+      buffer: { stdout: false },
+      shell: false,
+    });
     let bytes = 0;
     child.stdout?.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
       if (bytes > maxBytes) child.kill('SIGTERM');
       else sink(chunk);
-  });
-  const result = await child;
-  const exitCode = typeof result.exitCode === 'number' ? result.exitCode : 255;
-  const lines = String(result.stderr ?? '').trim().split('\n');
-  const tagged = lines.find((l) => l.startsWith(receiverRefusedTag));
-  const refusal = tagged ? taggedObject(tagged, receiverRefusedTag) : undefined;
-  const tail = lines.filter((l) => !l.startsWith(receiverRefusedTag)).slice(-3).join(' | ');
-  return { exitCode: bytes > maxBytes ? 255 : exitCode, bytes, stderrTail: tail, ...(refusal ? { refusal } : {}) };
+    });
+    const result = await child;
+    const exitCode = typeof result.exitCode === 'number' ? result.exitCode : 255;
+    const lines = String(result.stderr ?? '')
+      .trim()
+      .split('\n');
+    const tagged = lines.find((l) => l.startsWith(receiverRefusedTag));
+    const refusal = tagged ? taggedObject(tagged, receiverRefusedTag) : undefined;
+    const tail = lines
+      .filter((l) => !l.startsWith(receiverRefusedTag))
+      .slice(-3)
+      .join(' | ');
+    return { exitCode: bytes > maxBytes ? 255 : exitCode, bytes, stderrTail: tail, ...(refusal ? { refusal } : {}) };
   });
 }
 
@@ -189,15 +217,20 @@ export async function shellOverSsh(host: HostEntry, request: LiveRequest): Promi
     const code = await new Promise<number>((resolve) => {
       child.once('error', () => resolve(255));
       child.once('close', (status) => resolve(typeof status === 'number' ? status : 255));
-  });
-  process.stdin.unpipe(child.stdin);
-  process.stdin.pause();
-  return code;
+    });
+    process.stdin.unpipe(child.stdin);
+    process.stdin.pause();
+    return code;
   });
 }
 
 /** The second request kind: the bundle a session left, written to `file` (at most `maxBytes`). */
-export async function fetchOverSsh(host: HostEntry, request: ReturnRequest, file: string, maxBytes: number): Promise<{ exitCode: number; bytes: number; stderrTail: string }> {
+export async function fetchOverSsh(
+  host: HostEntry,
+  request: ReturnRequest,
+  file: string,
+  maxBytes: number,
+): Promise<{ exitCode: number; bytes: number; stderrTail: string }> {
   const out = createWriteStream(file, { mode: 0o600 });
   try {
     const { exitCode, bytes, stderrTail } = await requestOverSsh(host, request, (chunk) => out.write(chunk), maxBytes);

@@ -25,11 +25,21 @@ export async function sha256File(file: string): Promise<string> {
  * Makes a bundle of `ref` (and, when `base` is given, only what `base` lacks). Returns undefined
  * when there is nothing to send (the ref adds no commit to `base`).
  */
-export async function makeBundle(place: Pick<GitPlace, 'gitDir'>, ref: string, file: string, base?: string): Promise<BundleFacts | undefined> {
+export async function makeBundle(
+  place: Pick<GitPlace, 'gitDir'>,
+  ref: string,
+  file: string,
+  base?: string,
+): Promise<BundleFacts | undefined> {
   const began = performance.now();
   const tip = runGit(place, ['rev-parse', '--verify', `${ref}^{commit}`]).stdout.trim();
   if (base && runGit(place, ['rev-list', '--count', `${base}..${tip}`]).stdout.trim() === '0') return undefined;
-  runGit(place, ['bundle', 'create', '--quiet', file, ref, ...(base ? [`^${base}`] : [])], {}, { exit: 'internal', code: 'bundle-create-failed' });
+  runGit(
+    place,
+    ['bundle', 'create', '--quiet', file, ref, ...(base ? [`^${base}`] : [])],
+    {},
+    { exit: 'internal', code: 'bundle-create-failed' },
+  );
   return { bytes: statSync(file).size, sha256: await sha256File(file), tip, base: base ?? null, ms: Math.round(performance.now() - began) };
 }
 
@@ -67,13 +77,26 @@ export function checkBundle(check: BundleCheck, scratchParent: string): void {
     const place = { gitDir };
     const verify = runGit(place, ['bundle', 'verify', '--quiet', check.file], { allowFail: true });
     if (verify.status !== 0) {
-      throw new ToolError('usage', 'bundle-invalid', `the bundle is not a valid git bundle: ${verify.stderr.trim().split('\n').pop() ?? `exit ${verify.status}`}`);
+      throw new ToolError(
+        'usage',
+        'bundle-invalid',
+        `the bundle is not a valid git bundle: ${verify.stderr.trim().split('\n').pop() ?? `exit ${verify.status}`}`,
+      );
     }
     const heads = bundleHeads(place, check.file);
     if (heads.length !== 1 || heads[0]![1] !== check.ref || heads[0]![0] !== check.tip) {
-      throw new ToolError('usage', 'bundle-refs', `the bundle must hold exactly ${check.ref} at ${check.tip}; it holds ${heads.map((h) => h.join(' ')).join(', ') || 'no ref'}`);
+      throw new ToolError(
+        'usage',
+        'bundle-refs',
+        `the bundle must hold exactly ${check.ref} at ${check.tip}; it holds ${heads.map((h) => h.join(' ')).join(', ') || 'no ref'}`,
+      );
     }
-    runGit(place, ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', check.file, `+${check.ref}:refs/check`], { config: bundleFetchConfig }, { code: 'bundle-invalid' });
+    runGit(
+      place,
+      ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', check.file, `+${check.ref}:refs/check`],
+      { config: bundleFetchConfig },
+      { code: 'bundle-invalid' },
+    );
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
@@ -81,11 +104,22 @@ export function checkBundle(check: BundleCheck, scratchParent: string): void {
 
 /** Fetches a checked bundle's ref into `into` (a ref of `place`). */
 export function fetchBundle(place: Pick<GitPlace, 'gitDir'>, file: string, ref: string, into: string): void {
-  runGit(place, ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', file, `+${ref}:${into}`], { config: bundleFetchConfig }, { exit: 'internal', code: 'bundle-fetch-failed' });
+  runGit(
+    place,
+    ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', file, `+${ref}:${into}`],
+    { config: bundleFetchConfig },
+    { exit: 'internal', code: 'bundle-fetch-failed' },
+  );
 }
 
 /** The node's mirror name for a repository: its directory name and a hash of where it is (one mirror per client repository). */
 export function mirrorNameOf(commonDir: string, repository: string): string {
-  const base = path.basename(repository).replace(/\.git$/, '').replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 40) || 'repo';
+  const base =
+    path
+      .basename(repository)
+      .replace(/\.git$/, '')
+      .replace(/[^A-Za-z0-9._-]/g, '-')
+      .replace(/^[^A-Za-z0-9]+/, '')
+      .slice(0, 40) || 'repo';
   return `${base}-${createHash('sha256').update(commonDir).digest('hex').slice(0, 12)}`;
 }

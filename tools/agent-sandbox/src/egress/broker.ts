@@ -117,8 +117,7 @@ export async function startEgress(plan: EgressPlan, sessionId: string): Promise<
   }
   let stopped: Promise<EgressSummary> | undefined;
   return {
-    stop: () =>
-      (stopped ??= broker.stop().finally(() => rmSync(plan.socketDir!, { recursive: true, force: true }))),
+    stop: () => (stopped ??= broker.stop().finally(() => rmSync(plan.socketDir!, { recursive: true, force: true }))),
   };
 }
 
@@ -134,9 +133,18 @@ export function describeEgress(summary: EgressSummary | undefined): string[] {
   if (paced === 0 && over === 0 && !summary.log?.capped) return [];
   const named = summary.refused.filter((r) => r.host !== null).map((r) => `${forTerminal(r.host!)}:${r.port} ${r.rule} x${r.count}`);
   const others = summary.others?.refused.rows ?? 0;
-  const lines = [`agent-sandbox: egress: ${summary.denied + summary.failed} of ${summary.attempts} attempts refused or failed${named.length > 0 ? `: ${describeBounded({ named, others }, 'other rows')}` : ''}`];
-  if (paced > 0) lines.push(`agent-sandbox: egress: ${paced} attempts waited for the rate limit (${summary.rate!.perSecond}/s, ${summary.rate!.burst} at once)`);
-  if (over > 0) lines.push(`agent-sandbox: egress: ${over} connections were refused unread: the broker had as many open or waiting as it takes`);
-  if (summary.log?.capped) lines.push(`agent-sandbox: egress: the attempt log reached its cap (${summary.log.capBytes} bytes); ${summary.log.droppedLines} more lines were only counted`);
+  const lines = [
+    `agent-sandbox: egress: ${summary.denied + summary.failed} of ${summary.attempts} attempts refused or failed${named.length > 0 ? `: ${describeBounded({ named, others }, 'other rows')}` : ''}`,
+  ];
+  if (paced > 0)
+    lines.push(
+      `agent-sandbox: egress: ${paced} attempts waited for the rate limit (${summary.rate!.perSecond}/s, ${summary.rate!.burst} at once)`,
+    );
+  if (over > 0)
+    lines.push(`agent-sandbox: egress: ${over} connections were refused unread: the broker had as many open or waiting as it takes`);
+  if (summary.log?.capped)
+    lines.push(
+      `agent-sandbox: egress: the attempt log reached its cap (${summary.log.capBytes} bytes); ${summary.log.droppedLines} more lines were only counted`,
+    );
   return lines;
 }

@@ -62,7 +62,8 @@ async function readRegular(file: string): Promise<{ real: string; text: string }
   try {
     const info = await handle.stat();
     if (!info.isFile()) throw new ToolError('unsafePath', 'ca-file-not-regular', `--ca-file ${file}: expected a regular file`);
-    if (info.size > caFileMaxBytes) throw new ToolError('usage', 'bad-flag', `--ca-file ${file}: ${info.size} bytes, more than ${caFileMaxBytes}`);
+    if (info.size > caFileMaxBytes)
+      throw new ToolError('usage', 'bad-flag', `--ca-file ${file}: ${info.size} bytes, more than ${caFileMaxBytes}`);
     return { real, text: (await handle.readFile()).toString('utf8') };
   } finally {
     await handle.close();
@@ -84,11 +85,16 @@ export function parseCertificates(text: string, label: string): { certificates: 
     } catch {
       throw new ToolError('usage', 'bad-flag', `${label}: certificate ${certificates.length + 1} does not parse`);
     }
-    certificates.push({ subject: cert.subject.replace(/\n/g, ', '), sha256: cert.fingerprint256, notAfter: new Date(cert.validTo).toISOString() });
+    certificates.push({
+      subject: cert.subject.replace(/\n/g, ', '),
+      sha256: cert.fingerprint256,
+      notAfter: new Date(cert.validTo).toISOString(),
+    });
     blocks.push(`${m[0]}\n`);
   }
   if (/PRIVATE KEY/.test(text)) throw new ToolError('usage', 'bad-flag', `${label}: holds a private key; expected PEM certificates only`);
-  if (certificates.length === 0) throw new ToolError('usage', 'bad-flag', `${label}: no PEM certificate (-----BEGIN CERTIFICATE-----) in it`);
+  if (certificates.length === 0)
+    throw new ToolError('usage', 'bad-flag', `${label}: no PEM certificate (-----BEGIN CERTIFICATE-----) in it`);
   return { certificates, pem: blocks.join('') };
 }
 

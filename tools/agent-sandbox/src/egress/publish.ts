@@ -41,7 +41,11 @@ export function parsePublish(entry: string): PublishedPort {
   const m = /^(?:([0-9]{1,5}):)?([0-9]{1,5})$/.exec(entry);
   const [hostPort, port] = m ? [Number(m[1] ?? m[2]), Number(m[2])] : [NaN, NaN];
   if (!m || !(hostPort >= 1 && hostPort <= 65535 && port >= 1 && port <= 65535)) {
-    throw new ToolError('usage', 'bad-flag', `--publish: expected [HOSTPORT:]PORT with ports from 1 to 65535, got ${JSON.stringify(entry)}`);
+    throw new ToolError(
+      'usage',
+      'bad-flag',
+      `--publish: expected [HOSTPORT:]PORT with ports from 1 to 65535, got ${JSON.stringify(entry)}`,
+    );
   }
   return { hostPort, port };
 }
@@ -67,7 +71,14 @@ export function publishMounts(plan: PublishPlan): { source: string; destination:
 /** The relay in front of the agent's command (its offers start, then the command runs). */
 export function publishPrefix(plan: PublishPlan): string[] {
   if (plan.ports.length === 0) return [];
-  return ['node', relayInContainer, '--socket', `${publishMount}/${publishSocketName}`, ...plan.ports.flatMap((p) => ['--port', String(p.port)]), '--'];
+  return [
+    'node',
+    relayInContainer,
+    '--socket',
+    `${publishMount}/${publishSocketName}`,
+    ...plan.ports.flatMap((p) => ['--port', String(p.port)]),
+    '--',
+  ];
 }
 
 export interface RunningPublish {
@@ -175,14 +186,24 @@ export async function startPublish(plan: PublishPlan): Promise<RunningPublish> {
   };
   try {
     for (const { hostPort, port } of plan.ports) {
-      const server = net.createServer({ noDelay: true, allowHalfOpen: true }, (client) => (pairing.track(client), pairing.client(port, client)));
+      const server = net.createServer(
+        { noDelay: true, allowHalfOpen: true },
+        (client) => (pairing.track(client), pairing.client(port, client)),
+      );
       await listen(server, { host: '127.0.0.1', port: hostPort, exclusive: true }).catch((err: NodeJS.ErrnoException) => {
-        throw new ToolError('usage', 'publish-port-taken', `--publish ${hostPort}:${port}: cannot listen on 127.0.0.1:${hostPort} on this host (${err.code ?? err.message}): another process holds it, or it is a privileged port`);
+        throw new ToolError(
+          'usage',
+          'publish-port-taken',
+          `--publish ${hostPort}:${port}: cannot listen on 127.0.0.1:${hostPort} on this host (${err.code ?? err.message}): another process holds it, or it is a privileged port`,
+        );
       });
       servers.push(server);
     }
     makeSocketDir(plan.socketDir);
-    const inner = net.createServer({ allowHalfOpen: true }, (socket) => (pairing.track(socket), readOffer(socket, new Set(plan.ports.map((p) => p.port)), pairing)));
+    const inner = net.createServer(
+      { allowHalfOpen: true },
+      (socket) => (pairing.track(socket), readOffer(socket, new Set(plan.ports.map((p) => p.port)), pairing)),
+    );
     servers.push(inner);
     const socketPath = path.join(plan.socketDir, publishSocketName);
     await listen(inner, { path: socketPath });

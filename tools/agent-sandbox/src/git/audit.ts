@@ -9,7 +9,15 @@
  * most 20 refs, 50 files named) and goes to the ledger line.
  */
 import path from 'node:path';
-import { diffHostRun, diffNestedGit, finishGitStore, maxImportRetries, prepareGitStore, scanNestedGit, type NestedScan } from '@agent-sandbox/mount-plan';
+import {
+  diffHostRun,
+  diffNestedGit,
+  finishGitStore,
+  maxImportRetries,
+  prepareGitStore,
+  scanNestedGit,
+  type NestedScan,
+} from '@agent-sandbox/mount-plan';
 import { ToolError } from '@agent-sandbox/shared';
 import { boundedList, describeBounded } from '@agent-sandbox/shared/bounded-list';
 import type { GitReturn, HostRunReport, MountPlanOutput, NestedGitChange, RefChange } from '@agent-sandbox/shared/schemas/mount-plan';
@@ -47,7 +55,13 @@ export function gitReturnOf(report: ReturnType<typeof finishGitStore>): GitRetur
  * import fails again, the store stays and the session is refused (87 git-store-kept): a new
  * session must not start from a branch that lacks the last one's commits.
  */
-export async function startGitSession(mounts: MountPlanOutput, workspace: string, sessionId: string, log: (line: string) => void, options: { quarantineRoot?: string; diskBytes?: number } = {}): Promise<GitSession> {
+export async function startGitSession(
+  mounts: MountPlanOutput,
+  workspace: string,
+  sessionId: string,
+  log: (line: string) => void,
+  options: { quarantineRoot?: string; diskBytes?: number } = {},
+): Promise<GitSession> {
   const { quarantineRoot } = options;
   const store = mounts.gitStore;
   if (store) {
@@ -68,7 +82,9 @@ export async function startGitSession(mounts: MountPlanOutput, workspace: string
         const [was, now] = [await before, await scanNestedGit(workspace)];
         const hostRun = diffHostRun(was.hostRun, now.hostRun);
         const nestedGit = diffNestedGit(was, now);
-        const quarantined = quarantineRoot ? quarantine(workspace, quarantineRoot, toQuarantine(nestedGit, was.special, now.special)) : undefined;
+        const quarantined = quarantineRoot
+          ? quarantine(workspace, quarantineRoot, toQuarantine(nestedGit, was.special, now.special))
+          : undefined;
         return {
           nestedGit: mounts.git.kind !== 'none' ? nestedGit : [],
           ...(quarantined ? { quarantined } : {}),
@@ -94,7 +110,12 @@ export function keptRemedy(k: StoreKept): string {
 
 /** The refusal of a session whose workspace still has a kept store that failed its import again. */
 export function keptRefusal(k: StoreKept): ToolError {
-  return new ToolError('gitMount', 'git-store-kept', `${forTerminal(k.path)} holds commits of this workspace's last session that could not be imported (${forTerminal(k.why)}); no session starts before they are home: ${keptRemedy(k)}`, { store: k.path });
+  return new ToolError(
+    'gitMount',
+    'git-store-kept',
+    `${forTerminal(k.path)} holds commits of this workspace's last session that could not be imported (${forTerminal(k.why)}); no session starts before they are home: ${keptRemedy(k)}`,
+    { store: k.path },
+  );
 }
 
 /** Where a kept store is, what failed, and what happens next. */
@@ -115,18 +136,24 @@ export function describeGitReturn(r: GitReturn): string[] {
   if (r.outcome === 'none' && r.message && r.branch !== null) lines.push(`agent-sandbox: ${forTerminal(r.message)}`);
   const dropped = r.refsDropped;
   if (dropped.named.length > 0) {
-    lines.push(`agent-sandbox: ${dropped.named.length + dropped.others} ref change${dropped.named.length + dropped.others === 1 ? '' : 's'} outside ${branch} stayed in the session's store and were dropped: ${describeBounded({ named: dropped.named.map(describeRef), others: dropped.others })}`);
+    lines.push(
+      `agent-sandbox: ${dropped.named.length + dropped.others} ref change${dropped.named.length + dropped.others === 1 ? '' : 's'} outside ${branch} stayed in the session's store and were dropped: ${describeBounded({ named: dropped.named.map(describeRef), others: dropped.others })}`,
+    );
   }
   for (const kept of r.kept) lines.push(`agent-sandbox: ${forTerminal(kept)}`);
   if (r.leftInStore.named.length > 0) {
-    lines.push(`agent-sandbox: ${r.storeKept ? "left in the session's store (dropped when it goes)" : "dropped with the session's store"}: ${describeBounded({ named: r.leftInStore.named.map((n) => forTerminal(n)), others: r.leftInStore.others })}`);
+    lines.push(
+      `agent-sandbox: ${r.storeKept ? "left in the session's store (dropped when it goes)" : "dropped with the session's store"}: ${describeBounded({ named: r.leftInStore.named.map((n) => forTerminal(n)), others: r.leftInStore.others })}`,
+    );
   }
   return lines;
 }
 
 /** One block: the host-run files the session changed, 50 named, then a count. */
 export function describeHostRun(report: HostRunReport): string[] {
-  const lines = ['agent-sandbox: the session changed files that tools on this host run or read when you open, enter or build the workspace; read them before you do:'];
+  const lines = [
+    'agent-sandbox: the session changed files that tools on this host run or read when you open, enter or build the workspace; read them before you do:',
+  ];
   for (const c of report.named) lines.push(`agent-sandbox:   ${forTerminal(c.path)} (${c.change})`);
   if (report.others > 0) lines.push(`agent-sandbox:   and ${report.others} more`);
   return lines;
@@ -139,10 +166,16 @@ export function describeGitAudit(audit: GitAudit): string[] {
   if (audit.quarantined) {
     const q = audit.quarantined;
     const count = q.named.length + q.others;
-    lines.push(`agent-sandbox: moved ${count} thing${count === 1 ? '' : 's'} your git or shell would run or block on out of the workspace (nested repositories, FIFOs, sockets): ${describeBounded({ named: q.named.map((n) => forTerminal(n.path)), others: q.others })}; they are in ${forTerminal(q.dir)}, and sh ${forTerminal(q.restore)} puts them back`);
+    lines.push(
+      `agent-sandbox: moved ${count} thing${count === 1 ? '' : 's'} your git or shell would run or block on out of the workspace (nested repositories, FIFOs, sockets): ${describeBounded({ named: q.named.map((n) => forTerminal(n.path)), others: q.others })}; they are in ${forTerminal(q.dir)}, and sh ${forTerminal(q.restore)} puts them back`,
+    );
   }
   const nested = boundedList(audit.nestedGit);
-  for (const n of nested.named) lines.push(`agent-sandbox: a nested git ${n.type} was ${n.change} at ${forTerminal(n.path)}: do not run git there before you have looked at it`);
-  if (nested.others > 0) lines.push(`agent-sandbox: and ${nested.others} more nested git repositories made or changed (see the ledger line)`);
+  for (const n of nested.named)
+    lines.push(
+      `agent-sandbox: a nested git ${n.type} was ${n.change} at ${forTerminal(n.path)}: do not run git there before you have looked at it`,
+    );
+  if (nested.others > 0)
+    lines.push(`agent-sandbox: and ${nested.others} more nested git repositories made or changed (see the ledger line)`);
   return lines;
 }

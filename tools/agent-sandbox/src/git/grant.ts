@@ -53,15 +53,30 @@ function setfacl(args: string[]): void {
   const out = spawnSync('setfacl', args, { env: { PATH: systemPath }, encoding: 'utf8', timeout: 120_000 });
   if (out.error) {
     const missing = (out.error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new ToolError('startFailed', missing ? 'no-setfacl' : 'setfacl-failed', missing ? 'setfacl is not installed: root mode grants the agent (uid 1000) its git metadata with POSIX ACLs; apt-get install acl (scripts/setup.sh does)' : `setfacl: ${out.error.message}`);
+    throw new ToolError(
+      'startFailed',
+      missing ? 'no-setfacl' : 'setfacl-failed',
+      missing
+        ? 'setfacl is not installed: root mode grants the agent (uid 1000) its git metadata with POSIX ACLs; apt-get install acl (scripts/setup.sh does)'
+        : `setfacl: ${out.error.message}`,
+    );
   }
-  if (out.status !== 0) throw new ToolError('startFailed', 'setfacl-failed', `setfacl ${args.slice(0, 3).join(' ')}: ${(out.stderr ?? '').trim().split('\n').pop()}`);
+  if (out.status !== 0)
+    throw new ToolError(
+      'startFailed',
+      'setfacl-failed',
+      `setfacl ${args.slice(0, 3).join(' ')}: ${(out.stderr ?? '').trim().split('\n').pop()}`,
+    );
 }
 
 /** The parts of a common dir the grants of earlier workspaces covered, as setfacl targets: [recursive paths, the objects dir itself]. */
 function grantTargets(commonDir: string): { recursive: string[]; objects: string } {
   const objects = path.join(commonDir, 'objects');
-  const children = existsSync(objects) ? readdirSync(objects).filter((n) => n !== 'info').map((n) => path.join(objects, n)) : [];
+  const children = existsSync(objects)
+    ? readdirSync(objects)
+        .filter((n) => n !== 'info')
+        .map((n) => path.join(objects, n))
+    : [];
   const recursive = [...children, path.join(commonDir, 'refs'), path.join(commonDir, 'logs')].filter((p) => existsSync(p));
   return { recursive, objects };
 }
@@ -76,7 +91,10 @@ export function revokeCommonDir(commonDir: string, uids: number[]): void {
 }
 
 /** Root mode only: the worktree and its registration to the agent. Returns the uids granted by ACL: none now. */
-export function grantWorkspace(input: { workTree: string; registration: string; commonDir: string }, euid = process.geteuid?.() ?? 0): number[] {
+export function grantWorkspace(
+  input: { workTree: string; registration: string; commonDir: string },
+  euid = process.geteuid?.() ?? 0,
+): number[] {
   if (euid !== 0) return [];
   restoreOwner(input.commonDir, [input.registration], euid);
   chownTree(input.workTree);

@@ -39,11 +39,19 @@ function shellWord(p: string): Buffer {
 }
 
 /** Moves each of `items` (relative to `workspace`) into a new directory under `quarantineRoot`; undefined when there is nothing. */
-export function quarantine(workspace: string, quarantineRoot: string, items: { path: string; kind: QuarantineKind }[]): Quarantined | undefined {
+export function quarantine(
+  workspace: string,
+  quarantineRoot: string,
+  items: { path: string; kind: QuarantineKind }[],
+): Quarantined | undefined {
   if (items.length === 0) return undefined;
   const dir = path.join(quarantineRoot, new Date().toISOString().replace(/[:.]/g, '-'));
   const moved: { path: string; kind: QuarantineKind }[] = [];
-  const restore = [Buffer.from('#!/bin/sh\n# Puts back what agent-sandbox moved out of the workspace after a session. Read what it restores first.\nset -e\n')];
+  const restore = [
+    Buffer.from(
+      '#!/bin/sh\n# Puts back what agent-sandbox moved out of the workspace after a session. Read what it restores first.\nset -e\n',
+    ),
+  ];
   for (const item of items) {
     const from = path.join(workspace, item.path);
     // A parent the session turned into a link would move something outside the workspace: only what is reached without one moves.
@@ -67,7 +75,11 @@ export function quarantine(workspace: string, quarantineRoot: string, items: { p
 }
 
 /** What the walks say the session made or changed that the user's tools must not meet. */
-export function toQuarantine(nested: NestedGitChange[], specialBefore: string[], specialAfter: string[]): { path: string; kind: QuarantineKind }[] {
+export function toQuarantine(
+  nested: NestedGitChange[],
+  specialBefore: string[],
+  specialAfter: string[],
+): { path: string; kind: QuarantineKind }[] {
   const had = new Set(specialBefore);
   return [
     ...nested.filter((n) => n.change !== 'removed').map((n) => ({ path: n.path, kind: n.type })),

@@ -71,11 +71,26 @@ function cut(c: Candidate, excess: number): void {
 
 /** Who the session was and how it ended: what a line keeps when nothing else fits. */
 function minimalLine(line: LedgerLine, truncated: NonNullable<LedgerLine['truncated']>): LedgerLine {
-  const { version, runId, sessionId, runtime, account, host, containment, image, limits, startedAt, endedAt, exitCode, outcome, reason } = line;
+  const { version, runId, sessionId, runtime, account, host, containment, image, limits, startedAt, endedAt, exitCode, outcome, reason } =
+    line;
   const clip = (s: string) => (s.length > minCutString ? `${s.slice(0, minCutString)}…` : s);
   return {
-    version, ...(runId ? { runId } : {}), sessionId, runtime: clip(runtime), account: account === null ? null : clip(account), host: clip(host), containment,
-    image: clip(image), limits, startedAt, endedAt, exitCode, outcome, reason: clip(reason), peak: line.peak, truncated: { ...truncated, fields: ['*'] },
+    version,
+    ...(runId ? { runId } : {}),
+    sessionId,
+    runtime: clip(runtime),
+    account: account === null ? null : clip(account),
+    host: clip(host),
+    containment,
+    image: clip(image),
+    limits,
+    startedAt,
+    endedAt,
+    exitCode,
+    outcome,
+    reason: clip(reason),
+    peak: line.peak,
+    truncated: { ...truncated, fields: ['*'] },
   };
 }
 

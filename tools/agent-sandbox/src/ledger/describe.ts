@@ -38,7 +38,8 @@ export function describeRefused(summary: EgressSummary | undefined, max = namedR
 export function describeEnd(line: LedgerLine): string {
   const where = line.remote ? ` on ${forTerminal(line.host)}` : '';
   const refused = describeRefused(line.egress?.summary);
-  if (line.outcome === 'refused') return `agent-sandbox: session ${forTerminal(line.sessionId)}${where} was refused: exit ${line.exitCode}, ${forTerminal(line.reason)}`;
+  if (line.outcome === 'refused')
+    return `agent-sandbox: session ${forTerminal(line.sessionId)}${where} was refused: exit ${line.exitCode}, ${forTerminal(line.reason)}`;
   return `agent-sandbox: session ${forTerminal(line.sessionId)}${where} ended: exit ${line.exitCode}, ${forTerminal(line.reason)}${refused ? `; egress: ${refused}` : ''}`;
 }
 

@@ -87,7 +87,11 @@ export interface RetentionResult {
 }
 
 /** Applies the policy to the state directory's per-session files; `dryRun` only says what would go. */
-export function applyRetention(stateDir: string, policy: RetentionPolicy = defaultRetention, options: { dryRun?: boolean; now?: number } = {}): RetentionResult {
+export function applyRetention(
+  stateDir: string,
+  policy: RetentionPolicy = defaultRetention,
+  options: { dryRun?: boolean; now?: number } = {},
+): RetentionResult {
   const result: RetentionResult = { removed: [], kept: 0, bytes: 0 };
   for (const kind of kinds) {
     const { remove, keep } = planRetention(listKind(path.join(stateDir, kind.dir), kind.name), policy, options.now ?? Date.now());

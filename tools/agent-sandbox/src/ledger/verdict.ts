@@ -87,7 +87,11 @@ export function ranLine(identity: SessionIdentity, end: SessionEnd): LedgerLine 
 }
 
 /** The line of a refusal: the error's code as the reason, its exit code as the status. */
-export function refusedLine(identity: SessionIdentity, err: unknown, extra: Pick<LedgerLine, 'remote' | 'work'> = {}): { line: LedgerLine; exitCode: number; message: string } {
+export function refusedLine(
+  identity: SessionIdentity,
+  err: unknown,
+  extra: Pick<LedgerLine, 'remote' | 'work'> = {},
+): { line: LedgerLine; exitCode: number; message: string } {
   const { document, exitCode } = toErrorDocument(err);
   return {
     exitCode,
@@ -117,7 +121,10 @@ export function recordVerdict(targets: VerdictTargets, line: LedgerLine, log: (l
     written = boundedLedgerLine(line);
     log(`agent-sandbox: could not write the ledger ${targets.ledgerFile}: ${(err as Error).message}`);
   }
-  if (written.truncated) log(`agent-sandbox: the ledger line of ${forTerminal(line.sessionId)} was ${written.truncated.bytes} bytes; cut to under 64 KiB (${written.truncated.fields.map(forTerminal).join(', ')})`);
+  if (written.truncated)
+    log(
+      `agent-sandbox: the ledger line of ${forTerminal(line.sessionId)} was ${written.truncated.bytes} bytes; cut to under 64 KiB (${written.truncated.fields.map(forTerminal).join(', ')})`,
+    );
   if (targets.resultFile) {
     try {
       mkdirSync(path.dirname(targets.resultFile), { recursive: true });

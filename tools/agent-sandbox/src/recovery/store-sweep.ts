@@ -36,7 +36,10 @@ function entriesOf(root: string, name: string): string[] {
 /** One import of the kept store of workspace `id`; the caller holds the workspace's lock. */
 export function finishKeptStore(root: string, id: string, by: string, log: (line: string) => void): GitReturn | undefined {
   const report = gitReturnOf(finishGitStore(path.join(root, 'git-stores', id), { by }));
-  if (report && !report.storeKept) log(`agent-sandbox: the kept git store of workspace ${forTerminal(id)} was imported: ${report.branch ? refForTerminal(report.branch) : 'no branch'} ${report.outcome}${report.to ? ` at ${report.to.slice(0, 12)}` : ''}`);
+  if (report && !report.storeKept)
+    log(
+      `agent-sandbox: the kept git store of workspace ${forTerminal(id)} was imported: ${report.branch ? refForTerminal(report.branch) : 'no branch'} ${report.outcome}${report.to ? ` at ${report.to.slice(0, 12)}` : ''}`,
+    );
   if (report) for (const line of describeGitReturn(report)) log(line);
   return report;
 }
@@ -46,7 +49,13 @@ function importKeptStore(root: string, id: string, by: string, log: (line: strin
   ensureSessionsDir(sessionsDir(root));
   const lock = tryLock(layoutFor(root, id).lockFile);
   if (!lock) return 'busy';
-  noteHolder(lock, { pid: process.pid, user: os.userInfo().username, host: os.hostname(), since: new Date().toISOString(), purpose: 'importing a kept git store' });
+  noteHolder(lock, {
+    pid: process.pid,
+    user: os.userInfo().username,
+    host: os.hostname(),
+    since: new Date().toISOString(),
+    purpose: 'importing a kept git store',
+  });
   try {
     return finishKeptStore(root, id, by, log);
   } finally {
@@ -61,7 +70,9 @@ export function retryKeptStores(root: string, log: (line: string) => void): void
     const state = readKept(dir);
     if (!state) continue;
     if (!retriedByNextStart(state)) {
-      log(`agent-sandbox: the git store of workspace ${forTerminal(id)} holds commits that did not come home (${state.attempts} imports failed, the last: ${forTerminal(state.why)}); ${keptRemedy({ path: dir, why: state.why, attempts: state.attempts, retried: false })}`);
+      log(
+        `agent-sandbox: the git store of workspace ${forTerminal(id)} holds commits that did not come home (${state.attempts} imports failed, the last: ${forTerminal(state.why)}); ${keptRemedy({ path: dir, why: state.why, attempts: state.attempts, retried: false })}`,
+      );
       continue;
     }
     try {
@@ -78,7 +89,8 @@ export function removeOldViews(root: string, log: (line: string) => void): void 
   for (const name of entriesOf(root, 'git-views')) {
     if (isLockHeld(layoutFor(root, name).lockFile)) continue; // that session may still run under an older launcher
     try {
-      if (removeBeneath(views, path.join(views, name)).removed) log(`agent-sandbox: removed ${forTerminal(path.join(views, name))}, the git view an older launcher left`);
+      if (removeBeneath(views, path.join(views, name)).removed)
+        log(`agent-sandbox: removed ${forTerminal(path.join(views, name))}, the git view an older launcher left`);
     } catch (err) {
       log(`agent-sandbox: could not remove ${forTerminal(path.join(views, name))}: ${forTerminal((err as Error).message)}`);
     }

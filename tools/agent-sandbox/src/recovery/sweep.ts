@@ -66,7 +66,8 @@ export async function removeContainer(record: Pick<SessionRecord, 'containerName
 
 /** The stage dir and the home's copies, beneath their own directories; the links the session planted. */
 function removeSessionFiles(record: SessionRecord, log: (line: string) => void): PlantedLink[] {
-  const report = (what: string) => (err: unknown) => log(`agent-sandbox: could not remove ${what} of ${record.sessionId}: ${forTerminal((err as Error).message)}`);
+  const report = (what: string) => (err: unknown) =>
+    log(`agent-sandbox: could not remove ${what} of ${record.sessionId}: ${forTerminal((err as Error).message)}`);
   // Only the session's own directories, whatever the record says (as the old containment check did).
   const own = (p: string, area: string) => p.endsWith(`/${area}/${record.sessionId}`);
   try {
@@ -112,11 +113,24 @@ function tryRemoving(remove: () => void, what: string, log: (line: string) => vo
  * by the id alone (the container, the broker's directory) is removed only with the id's lock:
  * while another root's session of the same id runs, they are that session's.
  */
-export async function sweepRecord(record: SessionRecord, root: string, lock: HeldLock, cause: string, log: (line: string) => void, heldIdLock?: HeldLock): Promise<void> {
+export async function sweepRecord(
+  record: SessionRecord,
+  root: string,
+  lock: HeldLock,
+  cause: string,
+  log: (line: string) => void,
+  heldIdLock?: HeldLock,
+): Promise<void> {
   const idLock = heldIdLock ?? tryLockSessionId(record.sessionId);
   try {
-    if (idLock) await removeContainer(record).catch((err: Error) => log(`agent-sandbox: could not remove container ${record.containerName}: ${err.message}`));
-    else log(`agent-sandbox: session ${record.sessionId}'s id is in use by a session of another root: its container and sockets are left to that session`);
+    if (idLock)
+      await removeContainer(record).catch((err: Error) =>
+        log(`agent-sandbox: could not remove container ${record.containerName}: ${err.message}`),
+      );
+    else
+      log(
+        `agent-sandbox: session ${record.sessionId}'s id is in use by a session of another root: its container and sockets are left to that session`,
+      );
     const gitReturn = finishStore(root, record.sessionId, cause, log);
     const planted = removeSessionFiles(record, log);
     // The layers over its caches (--cache), beneath <root>/cache-layers: the session wrote them.
@@ -125,7 +139,8 @@ export async function sweepRecord(record: SessionRecord, root: string, lock: Hel
     if (record.cidfile && /\/agent-sandbox-[^/]+\.cid$/.test(record.cidfile)) rmSync(record.cidfile, { force: true });
     if (idLock && record.egressDir && /\/agent-sandbox\/egress\/[^/]+$/.test(record.egressDir)) {
       // The published ports' socket directory is the broker's sibling (egress/publish.ts).
-      for (const dir of [record.egressDir, path.join(path.dirname(record.egressDir), '..', 'publish', record.sessionId)]) rmSync(dir, { recursive: true, force: true });
+      for (const dir of [record.egressDir, path.join(path.dirname(record.egressDir), '..', 'publish', record.sessionId)])
+        rmSync(dir, { recursive: true, force: true });
     }
     try {
       sweepStaleParents({});
@@ -144,7 +159,13 @@ export async function sweepRecord(record: SessionRecord, root: string, lock: Hel
 }
 
 /** The session's one ledger line, written here because its launcher died before writing it. */
-function recordAbandoned(record: SessionRecord, cause: string, gitReturn: GitReturn | undefined, planted: PlantedLink[], log: (line: string) => void): void {
+function recordAbandoned(
+  record: SessionRecord,
+  cause: string,
+  gitReturn: GitReturn | undefined,
+  planted: PlantedLink[],
+  log: (line: string) => void,
+): void {
   recordVerdict(
     { ledgerFile: record.ledgerFile, ...(record.resultFile ? { resultFile: record.resultFile } : {}) },
     {

@@ -61,7 +61,12 @@ export interface AcquireInput {
  * Pod (kube): the credential copy, --ca-file's checked bytes beside it (removed with the stage
  * dir), and the session home, owned by the agent.
  */
-export async function stageSessionFiles(layout: SessionLayout, stageInput: CredStageStageInput, egress: Pick<EgressPlan, 'ca'>, env: NodeJS.ProcessEnv): Promise<void> {
+export async function stageSessionFiles(
+  layout: SessionLayout,
+  stageInput: CredStageStageInput,
+  egress: Pick<EgressPlan, 'ca'>,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
   await stageCredentials(stageInput, { env });
   if (egress.ca) await stageCaFile(egress.ca);
   prepareHome(layout.home, process.geteuid?.() ?? 0);
@@ -94,7 +99,10 @@ export async function acquire(input: AcquireInput): Promise<Acquired> {
       undo.push(() => removeCacheLayers(layout.cacheLayerDir));
       prepareCacheLayers(layout.cacheLayerDir, input.allMounts);
     }
-    const git = await startGitSession(input.mounts, layout.workspace, layout.sessionId, input.log, { quarantineRoot: quarantineDirOf(layout.root, layout.sessionId), ...(input.diskBytes ? { diskBytes: input.diskBytes } : {}) });
+    const git = await startGitSession(input.mounts, layout.workspace, layout.sessionId, input.log, {
+      quarantineRoot: quarantineDirOf(layout.root, layout.sessionId),
+      ...(input.diskBytes ? { diskBytes: input.diskBytes } : {}),
+    });
     undo.push(() => git.finish());
     const egress = await startEgress(input.egress, layout.sessionId);
     undo.push(() => egress.stop());

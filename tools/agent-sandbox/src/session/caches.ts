@@ -73,7 +73,9 @@ export async function planCaches(names: readonly CacheName[], env: NodeJS.Proces
   for (const name of names) {
     const host = await hostDirOf(name, env);
     if (!host) {
-      planned.skipped.push(`agent-sandbox: --cache ${name}: ${hostCacheDirs(env)[name]} does not exist; the session runs without that cache`);
+      planned.skipped.push(
+        `agent-sandbox: --cache ${name}: ${hostCacheDirs(env)[name]} does not exist; the session runs without that cache`,
+      );
       continue;
     }
     const container = `${cachesMount}/${name}`;

@@ -5,7 +5,14 @@
  * into a Pod, and `run`/`exec` run it. The only way the agent's command is ever started is as
  * the command of this run plan, i.e. inside a podman container.
  */
-import { agentUser, containerEntrypointLog, containerHome, containerPath, entrypointLogEnvName, sessionEnvName } from '@agent-sandbox/shared/container-layout';
+import {
+  agentUser,
+  containerEntrypointLog,
+  containerHome,
+  containerPath,
+  entrypointLogEnvName,
+  sessionEnvName,
+} from '@agent-sandbox/shared/container-layout';
 import { runtimes } from '@agent-sandbox/shared/runtimes';
 import { parseDuration } from '@agent-sandbox/shared/limits';
 import type { CredStagePlanOutput } from '@agent-sandbox/shared/schemas/cred-stage';
@@ -75,7 +82,14 @@ export function composePlan(input: ComposeInput): SessionPlan {
   const socketMount = egress.socketDir ? [{ source: egress.socketDir, destination: egressMount, readOnly: true }] : [];
   const caMounts = egress.ca ? [{ source: egress.ca.staged, destination: caMount, readOnly: true }] : [];
   const caches = input.caches ?? noCaches;
-  const allMounts = orderMounts([...mounts.mounts, ...credentials.mounts, ...socketMount, ...caMounts, ...publishMounts(publish), ...caches.mounts]);
+  const allMounts = orderMounts([
+    ...mounts.mounts,
+    ...credentials.mounts,
+    ...socketMount,
+    ...caMounts,
+    ...publishMounts(publish),
+    ...caches.mounts,
+  ]);
   const passed = runtimes[request.runtime].env.filter((name) => input.env[name] !== undefined);
   // A quiet terminal: the entrypoint's own lines go to a file in the home (read into the ledger; --verbose says them after).
   const quiet: Record<string, string> = { [entrypointLogEnvName]: containerEntrypointLog };

@@ -32,7 +32,15 @@ function stdioFor(request: LaunchRequest, logFile: string | undefined): NonNulla
 }
 
 /** What the session left, on stderr: each line names what the user should look at. */
-function sayWhatWasLeft(sessionId: string, run: SessionRun, audit: GitAudit, egress: EgressSummary | undefined, taken: TakenLog, planted: Parameters<typeof describePlanted>[1], io: LaunchIo): void {
+function sayWhatWasLeft(
+  sessionId: string,
+  run: SessionRun,
+  audit: GitAudit,
+  egress: EgressSummary | undefined,
+  taken: TakenLog,
+  planted: Parameters<typeof describePlanted>[1],
+  io: LaunchIo,
+): void {
   for (const line of entrypointWords(taken.entrypoint)) io.progress(`agent-sandbox: in the container: ${line}`);
   for (const line of [...describeGitAudit(audit), ...describeEgress(egress)]) io.log(line);
   const plantedLine = describePlanted(sessionId, planted);
@@ -60,7 +68,14 @@ function acquireFor(prepared: PreparedSession, hold: Hold, io: LaunchIo): Promis
 }
 
 /** Step 9: the container runs; the hold follows podman's pid and the disk walks, so a sweep or `ps` sees them. */
-function runContainer(request: LaunchRequest, prepared: PreparedSession, acquired: Acquired, hold: Hold, io: LaunchIo, logPath: string | undefined): Promise<SessionRun> {
+function runContainer(
+  request: LaunchRequest,
+  prepared: PreparedSession,
+  acquired: Acquired,
+  hold: Hold,
+  io: LaunchIo,
+  logPath: string | undefined,
+): Promise<SessionRun> {
   return runSession(prepared.plan, acquired, prepared.facts, {
     stdio: stdioFor(request, logPath),
     env: io.env,
@@ -68,13 +83,28 @@ function runContainer(request: LaunchRequest, prepared: PreparedSession, acquire
     ...(io.stop ? { stop: io.stop } : {}),
     ...(io.stopGrace ? { stopGrace: io.stopGrace } : {}),
     onSpawn: (pid) => pid && hold.update({ podmanPid: pid }),
-    onDiskWalk: (u) => hold.update({ disk: { bytes: u.writtenBytes, files: u.writtenFiles, limitBytes: u.limitBytes, limitFiles: u.limitFiles, at: new Date().toISOString() } }),
+    onDiskWalk: (u) =>
+      hold.update({
+        disk: {
+          bytes: u.writtenBytes,
+          files: u.writtenFiles,
+          limitBytes: u.limitBytes,
+          limitFiles: u.limitFiles,
+          at: new Date().toISOString(),
+        },
+      }),
     ...(logPath ? { alsoCounted: [logPath] } : {}),
     ...(io.faults ? { faults: io.faults } : {}),
   });
 }
 
-export async function containSession(request: LaunchRequest, prepared: PreparedSession, hold: Hold, io: LaunchIo, noNewPrivs: boolean): Promise<{ exitCode: number; end: SessionEnd }> {
+export async function containSession(
+  request: LaunchRequest,
+  prepared: PreparedSession,
+  hold: Hold,
+  io: LaunchIo,
+  noNewPrivs: boolean,
+): Promise<{ exitCode: number; end: SessionEnd }> {
   const { plan } = prepared;
   io.progress(`agent-sandbox: staging the credential, the home, the git store, the broker and the cgroup of ${plan.layout.sessionId}`);
   const acquired = await acquireFor(prepared, hold, io);
@@ -91,7 +121,9 @@ export async function containSession(request: LaunchRequest, prepared: PreparedS
     io.progress(`agent-sandbox: starting session ${plan.layout.sessionId}`);
     clearEntrypointLog(plan.layout.home);
     run = await runContainer(request, prepared, acquired, hold, io, logPath);
-    io.progress(`agent-sandbox: the container ended (exit ${run.exitCode}, ${forTerminal(run.reason)}); bringing the git store home and stopping the broker`);
+    io.progress(
+      `agent-sandbox: the container ended (exit ${run.exitCode}, ${forTerminal(run.reason)}); bringing the git store home and stopping the broker`,
+    );
     audit = await acquired.git.finish();
     egress = await acquired.egress.stop();
   } finally {
@@ -103,6 +135,13 @@ export async function containSession(request: LaunchRequest, prepared: PreparedS
   const { entrypoint } = taken;
   return {
     exitCode: run.exitCode,
-    end: sessionEnd(run, audit, plan, { noNewPrivs, planted, ...(egress ? { egress } : {}), ...(logPath ? { logPath } : {}), ...(entrypoint ? { entrypoint } : {}), ...(io.node?.line ?? {}) }),
+    end: sessionEnd(run, audit, plan, {
+      noNewPrivs,
+      planted,
+      ...(egress ? { egress } : {}),
+      ...(logPath ? { logPath } : {}),
+      ...(entrypoint ? { entrypoint } : {}),
+      ...(io.node?.line ?? {}),
+    }),
   };
 }

@@ -47,11 +47,17 @@ export function takeEntrypointLog(home: string): TakenLog {
   }
   const out: TakenLog = { planted: planted ? [planted] : [] };
   if (!data) return out;
-  const lines = data.toString('utf8').split('\n').filter((l) => l !== '');
+  const lines = data
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l !== '');
   return { ...out, entrypoint: { lines, truncated: size > maxBytes } };
 }
 
 /** The lines a person reads: the entrypoint's words (at most 20), each made safe to print (the agent could have rewritten the file); its JSON documents stay in the ledger. */
 export function entrypointWords(entrypoint: TakenLog['entrypoint']): string[] {
-  return (entrypoint?.lines ?? []).filter((line) => !/^\s*[[{]/.test(line)).slice(0, 20).map((line) => forTerminal(line));
+  return (entrypoint?.lines ?? [])
+    .filter((line) => !/^\s*[[{]/.test(line))
+    .slice(0, 20)
+    .map((line) => forTerminal(line));
 }

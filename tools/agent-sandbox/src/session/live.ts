@@ -41,8 +41,10 @@ export interface ShellNote {
   tty: boolean;
 }
 
-export const stopFileOf = (layout: Pick<SessionLayout, 'root' | 'sessionId'>) => path.join(sessionsDir(layout.root), `${layout.sessionId}.stop`);
-export const shellsFileOf = (layout: Pick<SessionLayout, 'root' | 'sessionId'>) => path.join(sessionsDir(layout.root), `${layout.sessionId}.shells`);
+export const stopFileOf = (layout: Pick<SessionLayout, 'root' | 'sessionId'>) =>
+  path.join(sessionsDir(layout.root), `${layout.sessionId}.stop`);
+export const shellsFileOf = (layout: Pick<SessionLayout, 'root' | 'sessionId'>) =>
+  path.join(sessionsDir(layout.root), `${layout.sessionId}.shells`);
 
 /** Written whole (a temp file renamed over it): the launcher never reads half a request. */
 export function writeStopRequest(layout: Pick<SessionLayout, 'root' | 'sessionId'>, request: StopRequest): void {
@@ -81,7 +83,13 @@ export function shellsOf(text: string): NonNullable<LedgerLine['shells']> {
     }
   }
   const kept = notes.slice(0, namedShells);
-  const named = kept.map((n) => ({ at: n.at, by: String(n.by).slice(0, 200), uid: Number(n.uid), command: n.command.map((a) => String(a).slice(0, 200)).slice(0, 20), tty: Boolean(n.tty) }));
+  const named = kept.map((n) => ({
+    at: n.at,
+    by: String(n.by).slice(0, 200),
+    uid: Number(n.uid),
+    command: n.command.map((a) => String(a).slice(0, 200)).slice(0, 20),
+    tty: Boolean(n.tty),
+  }));
   return { named, others: notes.length - named.length };
 }
 
@@ -123,7 +131,12 @@ export function openLive(layout: SessionLayout, io: LaunchIo): Live {
       const stopped = end.reason === stoppedReason && request;
       return {
         ...end,
-        ...(stopped ? { message: `stopped by ${request!.by} with agent-sandbox stop (grace ${request!.grace}s)`, evidence: { ...end.evidence, stopRequest: request } } : {}),
+        ...(stopped
+          ? {
+              message: `stopped by ${request!.by} with agent-sandbox stop (grace ${request!.grace}s)`,
+              evidence: { ...end.evidence, stopRequest: request },
+            }
+          : {}),
         ...(shells && (shells.named.length > 0 || shells.others > 0) ? { shells } : {}),
       };
     },

@@ -26,10 +26,18 @@ export function containmentMode(euid = process.geteuid?.() ?? 0): 'podman-rootfu
  */
 export function checkRecursion(env: NodeJS.ProcessEnv, containerEnvFile = '/run/.containerenv'): void {
   if (env['AGENT_SANDBOX_SESSION']) {
-    throw new ToolError('policy', 'recursion', `already inside agent-sandbox session ${env['AGENT_SANDBOX_SESSION']} (AGENT_SANDBOX_SESSION is set); a session does not start sessions`);
+    throw new ToolError(
+      'policy',
+      'recursion',
+      `already inside agent-sandbox session ${env['AGENT_SANDBOX_SESSION']} (AGENT_SANDBOX_SESSION is set); a session does not start sessions`,
+    );
   }
   if (existsSync(containerEnvFile)) {
-    throw new ToolError('policy', 'inside-container', `${containerEnvFile} exists: this launcher runs inside a container; a session does not start sessions`);
+    throw new ToolError(
+      'policy',
+      'inside-container',
+      `${containerEnvFile} exists: this launcher runs inside a container; a session does not start sessions`,
+    );
   }
 }
 
@@ -75,7 +83,11 @@ export function checkSubuids(euid: number, user: string, read = (p: string) => r
     text = '';
   }
   if (!text.split('\n').some((l) => l.startsWith(`${user}:`) || l.startsWith(`${euid}:`))) {
-    throw new ToolError('startFailed', 'no-subuids', `user ${user} has no range in /etc/subuid; run \`usermod --add-subuids 100000-165535 --add-subgids 100000-165535 ${user}\``);
+    throw new ToolError(
+      'startFailed',
+      'no-subuids',
+      `user ${user} has no range in /etc/subuid; run \`usermod --add-subuids 100000-165535 --add-subgids 100000-165535 ${user}\``,
+    );
   }
 }
 
@@ -85,7 +97,11 @@ export function checkLedgerWritable(file: string): void {
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     closeSync(openSync(file, 'a', 0o600));
   } catch (err) {
-    throw new ToolError('startFailed', 'ledger-unwritable', `the ledger ${file} cannot be appended to (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); a session is not started without its record: fix it or pass --ledger FILE`);
+    throw new ToolError(
+      'startFailed',
+      'ledger-unwritable',
+      `the ledger ${file} cannot be appended to (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); a session is not started without its record: fix it or pass --ledger FILE`,
+    );
   }
 }
 
@@ -104,11 +120,16 @@ export function checkStorageWritable(minFreeBytes = 64 * 1024 * 1024): string {
   try {
     accessSync(at, constants.W_OK);
   } catch {
-    throw new ToolError('startFailed', 'storage-unwritable', `podman's storage ${root} cannot be written (${at} is not writable by this user)`);
+    throw new ToolError(
+      'startFailed',
+      'storage-unwritable',
+      `podman's storage ${root} cannot be written (${at} is not writable by this user)`,
+    );
   }
   const fs = statfsSync(at);
   const free = fs.bavail * fs.bsize;
-  if (free < minFreeBytes) throw new ToolError('startFailed', 'storage-full', `podman's storage ${root} has ${formatSize(free)} free; a container cannot start`);
+  if (free < minFreeBytes)
+    throw new ToolError('startFailed', 'storage-full', `podman's storage ${root} has ${formatSize(free)} free; a container cannot start`);
   return `${root}, ${formatSize(Math.floor(free / 1048576) * 1048576)} free`;
 }
 
@@ -123,12 +144,21 @@ export function diskCeiling(limits: Limits, diskGiven: boolean, root: string): L
   const wanted = parseSize('--disk', limits.disk);
   if (diskGiven) {
     if (wanted > free) {
-      throw new ToolError('limits', 'no-room-for-disk', `--disk ${limits.disk}: the filesystem of ${root} has only ${formatSize(Math.floor(free / 1048576) * 1048576)} free; the session's disk ceiling could not be honoured`);
+      throw new ToolError(
+        'limits',
+        'no-room-for-disk',
+        `--disk ${limits.disk}: the filesystem of ${root} has only ${formatSize(Math.floor(free / 1048576) * 1048576)} free; the session's disk ceiling could not be honoured`,
+      );
     }
     return limits;
   }
   const half = Math.floor(free / 2 / 1048576) * 1048576;
-  if (half < 64 * 1048576) throw new ToolError('limits', 'no-room-for-disk', `the filesystem of ${root} has ${formatSize(free)} free: not enough for a session (at least 128m)`);
+  if (half < 64 * 1048576)
+    throw new ToolError(
+      'limits',
+      'no-room-for-disk',
+      `the filesystem of ${root} has ${formatSize(free)} free: not enough for a session (at least 128m)`,
+    );
   return wanted <= half ? limits : { ...limits, disk: formatSize(half) };
 }
 
@@ -138,9 +168,18 @@ export async function checkPodman(): Promise<string> {
   try {
     out = await runPodman(['version', '--format', '{{.Client.Version}}'], { expect: 'any', timeoutMs: 30_000 });
   } catch (err) {
-    throw new ToolError('startFailed', 'podman-missing', `podman cannot be run: ${(err as Error).message}; install it (apt-get install podman runc)`);
+    throw new ToolError(
+      'startFailed',
+      'podman-missing',
+      `podman cannot be run: ${(err as Error).message}; install it (apt-get install podman runc)`,
+    );
   }
-  if (out.exitCode !== 0) throw new ToolError('startFailed', 'podman-broken', `podman version failed (exit ${out.exitCode}): ${out.stderr.trim().split('\n').pop()}`);
+  if (out.exitCode !== 0)
+    throw new ToolError(
+      'startFailed',
+      'podman-broken',
+      `podman version failed (exit ${out.exitCode}): ${out.stderr.trim().split('\n').pop()}`,
+    );
   return out.stdout.trim();
 }
 
@@ -148,7 +187,11 @@ export async function checkPodman(): Promise<string> {
 export async function checkKernelLog(): Promise<void> {
   const out = await captureCommand('dmesg', ['--notime', '--level', 'err'], { env: { PATH: systemPath }, timeoutMs: 10_000 });
   if (out.exitCode !== 0) {
-    throw new ToolError('limits', 'no-kernel-log', 'dmesg cannot be read (kernel.dmesg_restrict=1 and not root): on cgroup v1, OOM and pids-limit kills will be reported as plain exits; run the launcher as root or give it CAP_SYSLOG');
+    throw new ToolError(
+      'limits',
+      'no-kernel-log',
+      'dmesg cannot be read (kernel.dmesg_restrict=1 and not root): on cgroup v1, OOM and pids-limit kills will be reported as plain exits; run the launcher as root or give it CAP_SYSLOG',
+    );
   }
 }
 

@@ -56,7 +56,11 @@ export function stageInputFor(request: LaunchRequest, layout: SessionLayout, ide
  * anything is created. `kube` and `plan` do not need the image here (kube's runs on a cluster
  * node; a plan is printed for it).
  */
-export async function checkHost(request: LaunchRequest, io: PrepareIo, options: { checkImage: boolean }): Promise<{ layout: SessionLayout; facts: RunFacts }> {
+export async function checkHost(
+  request: LaunchRequest,
+  io: PrepareIo,
+  options: { checkImage: boolean },
+): Promise<{ layout: SessionLayout; facts: RunFacts }> {
   const layout = await resolveLayout(request.workspace, request.root);
   const facts = await hostPreflight(request.image, { checkImage: options.checkImage });
   checkSubuids(process.geteuid?.() ?? 0, io.user);
@@ -95,12 +99,30 @@ export async function composeSession(
   const publish = publishPlanOf(request.publish, layout.sessionId);
   const caches = await planCaches(cachesAsked(request, io.env), io.env, layout.cacheLayerDir);
   for (const line of caches.skipped) io.log?.(line);
-  const plan = composePlan({ request, egress, publish, identity: withAccount, layout, credentials, mounts, caches, facts, env: io.env, tty });
+  const plan = composePlan({
+    request,
+    egress,
+    publish,
+    identity: withAccount,
+    layout,
+    credentials,
+    mounts,
+    caches,
+    facts,
+    env: io.env,
+    tty,
+  });
   return { plan, facts, stageInput, installed: installedPaths(layout.home, credentials.install) };
 }
 
 /** Step 7: the lock-held preflight, then compose: what every session does before acquiring anything (plan stops here). */
-export async function prepareSession(request: LaunchRequest, layout: SessionLayout, identity: SessionIdentity, facts: RunFacts, io: PrepareIo): Promise<PreparedSession> {
+export async function prepareSession(
+  request: LaunchRequest,
+  layout: SessionLayout,
+  identity: SessionIdentity,
+  facts: RunFacts,
+  io: PrepareIo,
+): Promise<PreparedSession> {
   const limits = preflightSession(request, layout);
   return await composeSession(request, layout, { ...identity, limits }, facts, io);
 }

@@ -12,7 +12,12 @@ import path from 'node:path';
 import { ToolError } from '@agent-sandbox/shared';
 import { limitsFrom, type Limits } from '@agent-sandbox/shared/limits';
 import { nameOfField, normalise, type Naming } from '@agent-sandbox/shared/options';
-import { LaunchRequest, LaunchRequestSchema, SessionRequestSchema, type SessionRequest } from '@agent-sandbox/shared/validators/agent-sandbox';
+import {
+  LaunchRequest,
+  LaunchRequestSchema,
+  SessionRequestSchema,
+  type SessionRequest,
+} from '@agent-sandbox/shared/validators/agent-sandbox';
 import type { WorkOffer } from '@agent-sandbox/shared/schemas/workspace';
 import { parseEntry } from '@agent-sandbox/egress-proxy';
 import { publishPlanOf } from '../egress/publish.js';
@@ -52,7 +57,11 @@ export function cachesGiven(value: unknown, name = '--cache'): unknown {
   const names = value.flatMap((v) => (typeof v === 'string' ? v.split(',').map((n) => n.trim()) : [v]));
   const wanted = names.filter((n) => n !== '' && n !== 'none');
   if (wanted.length > 0 && wanted.length < names.length) {
-    throw new ToolError('usage', 'bad-flag', `${name}: none (or an empty value) asks for no cache and goes alone, got ${JSON.stringify(value.join(','))}`);
+    throw new ToolError(
+      'usage',
+      'bad-flag',
+      `${name}: none (or an empty value) asks for no cache and goes alone, got ${JSON.stringify(value.join(','))}`,
+    );
   }
   return [...new Set(wanted)];
 }
@@ -62,9 +71,14 @@ function checkRules(request: LaunchRequest, given: Given, naming: Naming): void 
   for (const entry of request.allowHosts) parseEntry(entry, nameOfField(naming, 'allowHosts'));
   publishPlanOf(request.publish, 'check');
   if (request.network !== 'none' && (request.allowHosts.length > 0 || given.fields.egress !== undefined)) {
-    throw new ToolError('usage', 'bad-flag', '--network ns:... joins a namespace you made: --egress and --allow-host (the broker) do not apply to it');
+    throw new ToolError(
+      'usage',
+      'bad-flag',
+      '--network ns:... joins a namespace you made: --egress and --allow-host (the broker) do not apply to it',
+    );
   }
-  if (request.egress === 'none' && request.allowHosts.length > 0) throw new ToolError('usage', 'bad-flag', "--allow-host adds to the broker's allowlist: it does not go with --egress none");
+  if (request.egress === 'none' && request.allowHosts.length > 0)
+    throw new ToolError('usage', 'bad-flag', "--allow-host adds to the broker's allowlist: it does not go with --egress none");
 }
 
 /**
@@ -76,27 +90,37 @@ function checkRules(request: LaunchRequest, given: Given, naming: Naming): void 
 export function requestOf(mode: Mode, given: Given, context: RequestContext): LaunchRequest {
   const limits = 'parsed' in given.limits ? (given.limits.parsed as Limits) : limitsFrom(given.limits);
   const fields = Object.fromEntries(Object.entries(given.fields).filter(([, v]) => v !== undefined));
-  if (fields['caches'] !== undefined) fields['caches'] = cachesGiven(fields['caches'], context.nameOf ? context.nameOf('caches') : '--cache');
+  if (fields['caches'] !== undefined)
+    fields['caches'] = cachesGiven(fields['caches'], context.nameOf ? context.nameOf('caches') : '--cache');
   const ledgerFile = typeof fields['ledgerFile'] === 'string' ? fields['ledgerFile'] : pathDefaults(context.env).ledgerFile;
   const naming: Naming = { schema: LaunchRequestSchema, ...(context.nameOf ? { nameOf: context.nameOf } : {}) };
-  const request = normalise(LaunchRequest, naming, { mode, ...fields, limits }, {
-    ...pathDefaults(context.env),
-    diskGiven: 'parsed' in given.limits || given.limits.disk !== undefined,
-    registryExplicit: given.fields.registryFile !== undefined,
-    selfArgv: context.selfArgv,
-    // Beside the ledger (a ledger that is not an absolute path is refused as itself).
-    logDir: path.isAbsolute(ledgerFile) ? logDirOf(ledgerFile) : '/',
-  });
+  const request = normalise(
+    LaunchRequest,
+    naming,
+    { mode, ...fields, limits },
+    {
+      ...pathDefaults(context.env),
+      diskGiven: 'parsed' in given.limits || given.limits.disk !== undefined,
+      registryExplicit: given.fields.registryFile !== undefined,
+      selfArgv: context.selfArgv,
+      // Beside the ledger (a ledger that is not an absolute path is refused as itself).
+      logDir: path.isAbsolute(ledgerFile) ? logDirOf(ledgerFile) : '/',
+    },
+  );
   checkRules(request, given, naming);
   return request;
 }
 
 /** The launch request's fields that cross ssh as they are: those the session request takes from its schema (agent-sandbox.session-request). */
-export const crossingSsh = Object.keys(LaunchRequestSchema.properties).filter((k) => k in SessionRequestSchema.properties) as (keyof LaunchRequest & keyof SessionRequest)[];
+export const crossingSsh = Object.keys(LaunchRequestSchema.properties).filter(
+  (k) => k in SessionRequestSchema.properties,
+) as (keyof LaunchRequest & keyof SessionRequest)[];
 
 /** The session request for a node: the crossing fields, the workspace's id, and the work it carries. */
 export function sessionRequestOf(request: LaunchRequest, nodeMachineId: string, work?: WorkOffer): SessionRequest {
-  const crossing = Object.fromEntries(crossingSsh.map((k) => [k, request[k]]).filter(([k, v]) => v !== undefined && !(k === 'verbose' && v === false)));
+  const crossing = Object.fromEntries(
+    crossingSsh.map((k) => [k, request[k]]).filter(([k, v]) => v !== undefined && !(k === 'verbose' && v === false)),
+  );
   return { version: 1, nodeMachineId, workspaceId: request.workspace, ...crossing, ...(work ? { work } : {}) } as SessionRequest;
 }
 
@@ -114,10 +138,24 @@ export interface NodeSettings {
  * the node's broker with the runtime's own list, no git roots, no expiring credential).
  */
 export function requestOfSession(session: SessionRequest, node: NodeSettings): LaunchRequest {
-  const { limits, verbose, ...crossing } = Object.fromEntries(crossingSsh.map((k) => [k, session[k]])) as Pick<SessionRequest, (typeof crossingSsh)[number]>;
+  const { limits, verbose, ...crossing } = Object.fromEntries(crossingSsh.map((k) => [k, session[k]])) as Pick<
+    SessionRequest,
+    (typeof crossingSsh)[number]
+  >;
   return requestOf(
     'receive',
-    { fields: { ...crossing, verbose: verbose === true, workspace: session.workspaceId, root: node.root, ledgerFile: node.ledgerFile, machineIdFile: node.machineIdFile, registryFile: '/dev/null' }, limits: { parsed: limits } },
+    {
+      fields: {
+        ...crossing,
+        verbose: verbose === true,
+        workspace: session.workspaceId,
+        root: node.root,
+        ledgerFile: node.ledgerFile,
+        machineIdFile: node.machineIdFile,
+        registryFile: '/dev/null',
+      },
+      limits: { parsed: limits },
+    },
     { env: node.env, selfArgv: [], nameOf: (field) => `request.${field === 'workspace' ? 'workspaceId' : field}` },
   );
 }

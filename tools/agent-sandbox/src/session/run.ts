@@ -111,7 +111,13 @@ function stopSources(plan: SessionPlan, io: RunIo, killNow: () => void) {
     // So are the upper layers over its caches (--cache): what it writes there is on this disk until
     // it ends. (Not the overlay's work directory: the kernel makes its work/ mode 000, which a
     // rootless launcher could not walk; it holds nothing once a copy-up is done.)
-    dirs: [plan.layout.workspace, plan.layout.home, ...(plan.mounts.gitStore ? [plan.mounts.gitStore.dir] : []), ...plan.allMounts.flatMap((m) => (m.overlay ? [m.overlay.upper] : [])), ...(io.alsoCounted ?? [])],
+    dirs: [
+      plan.layout.workspace,
+      plan.layout.home,
+      ...(plan.mounts.gitStore ? [plan.mounts.gitStore.dir] : []),
+      ...plan.allMounts.flatMap((m) => (m.overlay ? [m.overlay.upper] : [])),
+      ...(io.alsoCounted ?? []),
+    ],
     limitBytes,
     limitFiles: filesCeiling(filesForDisk(limitBytes), freeInodes(plan.layout.root)),
     ...(io.onDiskWalk ? { onWalk: io.onDiskWalk } : {}),

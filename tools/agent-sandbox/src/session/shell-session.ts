@@ -27,7 +27,21 @@ export const defaultShell = ['/bin/sh', '-c', 'if command -v bash >/dev/null 2>&
  */
 export function shellArgs(container: string, sessionId: string, command: string[], tty: boolean): string[] {
   const tail = command.length > 0 ? command : defaultShell;
-  return ['exec', '--interactive', ...(tty ? ['--tty'] : []), '--user', agentUser, '--workdir', containerWorkspace(sessionId), container, 'env', '-u', entrypointLogEnvName, '--', ...tail];
+  return [
+    'exec',
+    '--interactive',
+    ...(tty ? ['--tty'] : []),
+    '--user',
+    agentUser,
+    '--workdir',
+    containerWorkspace(sessionId),
+    container,
+    'env',
+    '-u',
+    entrypointLogEnvName,
+    '--',
+    ...tail,
+  ];
 }
 
 function noteShell(file: string, note: ShellNote): void {
@@ -52,7 +66,13 @@ export async function shellSession(options: {
 }): Promise<number> {
   const { layout, record } = requireRunning(options.root, options.workspace, 'shell');
   const user = os.userInfo();
-  noteShell(shellsFileOf(layout), { at: new Date().toISOString(), by: user.username, uid: user.uid, command: options.command.slice(0, 20), tty: options.tty });
+  noteShell(shellsFileOf(layout), {
+    at: new Date().toISOString(),
+    by: user.username,
+    uid: user.uid,
+    command: options.command.slice(0, 20),
+    tty: options.tty,
+  });
   const stdio = options.feedStdin ? (['pipe', 'inherit', 'inherit'] as const) : 'inherit';
   const status = await spawnPodmanAttached(shellArgs(record.containerName, layout.sessionId, options.command, options.tty), {
     stdio,

@@ -28,22 +28,43 @@ function verdictOf(ledgerFile: string, runId: string): StopOutput['verdict'] {
   return line ? { exitCode: line.exitCode, reason: line.reason, endedAt: line.endedAt } : null;
 }
 
-export async function stopSession(options: { root: string; workspace: string; grace: number; log: (line: string) => void }): Promise<StopOutput> {
+export async function stopSession(options: {
+  root: string;
+  workspace: string;
+  grace: number;
+  log: (line: string) => void;
+}): Promise<StopOutput> {
   const { layout, record } = requireRunning(options.root, options.workspace, 'stop');
   const by = os.userInfo().username;
   if (record.stopSignal === stopSignal) {
     writeStopRequest(layout, { grace: options.grace, by, at: new Date().toISOString(), pid: process.pid });
     process.kill(record.pid, stopSignal);
   } else {
-    await runPodman(['stop', '--ignore', '--time', String(options.grace), record.containerName], { expect: 'any', timeoutMs: (options.grace + 60) * 1000 });
+    await runPodman(['stop', '--ignore', '--time', String(options.grace), record.containerName], {
+      expect: 'any',
+      timeoutMs: (options.grace + 60) * 1000,
+    });
   }
-  options.log(`agent-sandbox: stopping session ${layout.sessionId} (launcher pid ${record.pid}): ${options.grace > 0 ? `SIGTERM to the agent, the kill after ${options.grace}s` : "the kill at once"}`);
+  options.log(
+    `agent-sandbox: stopping session ${layout.sessionId} (launcher pid ${record.pid}): ${options.grace > 0 ? `SIGTERM to the agent, the kill after ${options.grace}s` : 'the kill at once'}`,
+  );
   const deadline = Date.now() + (options.grace + endingMarginSeconds) * 1000;
   while (runningOf(options.root, layout.sessionId)?.record.runId === record.runId) {
     if (Date.now() > deadline) {
-      throw new ToolError('internal', 'stop-unanswered', `stop: session ${layout.sessionId}'s launcher (pid ${record.pid}) did not end it within ${options.grace + endingMarginSeconds}s`);
+      throw new ToolError(
+        'internal',
+        'stop-unanswered',
+        `stop: session ${layout.sessionId}'s launcher (pid ${record.pid}) did not end it within ${options.grace + endingMarginSeconds}s`,
+      );
     }
     await sleep(100);
   }
-  return { ok: true, workspace: layout.sessionId, runId: record.runId, grace: options.grace, by, verdict: verdictOf(record.ledgerFile, record.runId) };
+  return {
+    ok: true,
+    workspace: layout.sessionId,
+    runId: record.runId,
+    grace: options.grace,
+    by,
+    verdict: verdictOf(record.ledgerFile, record.runId),
+  };
 }

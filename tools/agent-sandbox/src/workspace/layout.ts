@@ -34,7 +34,11 @@ const idPattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** A workspace id: one path component of [A-Za-z0-9._-], not starting with . or -. */
 export function checkWorkspaceId(id: string): string {
   if (!idPattern.test(id)) {
-    throw new ToolError('unsafePath', 'bad-workspace-id', `workspace id ${JSON.stringify(id)} must be 1-64 characters of [A-Za-z0-9._-], not starting with . or -`);
+    throw new ToolError(
+      'unsafePath',
+      'bad-workspace-id',
+      `workspace id ${JSON.stringify(id)} must be 1-64 characters of [A-Za-z0-9._-], not starting with . or -`,
+    );
   }
   return id;
 }
@@ -78,14 +82,19 @@ export function quarantineDirOf(root: string, sessionId: string): string {
 
 /** --root as the commands take it: an absolute path (80, relative-root), the one place this is checked. */
 export function absoluteRoot(root: string): string {
-  if (!path.isAbsolute(root)) throw new ToolError('usage', 'relative-root', `--root: expected an absolute path, got ${JSON.stringify(root)}`);
+  if (!path.isAbsolute(root))
+    throw new ToolError('usage', 'relative-root', `--root: expected an absolute path, got ${JSON.stringify(root)}`);
   return root;
 }
 
 /** A root that must already exist (rm, import): absolute, and there (86, root-not-found, saying how a root is made). */
 export function existingRoot(root: string): string {
   if (!existsSync(absoluteRoot(root))) {
-    throw new ToolError('unsafePath', 'root-not-found', `the root ${root} does not exist; \`agent-sandbox workspace new ID --repo DIR --root ${root}\` makes it with a first workspace`);
+    throw new ToolError(
+      'unsafePath',
+      'root-not-found',
+      `the root ${root} does not exist; \`agent-sandbox workspace new ID --repo DIR --root ${root}\` makes it with a first workspace`,
+    );
   }
   return root;
 }
@@ -105,7 +114,11 @@ export async function resolveLayout(workspace: string, root: string): Promise<Se
   const guarded = await guardPath({ path: given, root: realRoot, kind: 'directory' });
   const rel = path.relative(path.join(realRoot, 'workspaces'), guarded.resolved);
   if (rel === '' || rel.startsWith('..') || rel.includes(path.sep) || path.isAbsolute(rel)) {
-    throw new ToolError('unsafePath', 'workspace-not-pinned', `workspace ${guarded.resolved} is not directly under ${realRoot}/workspaces (the pinned mapping to /sandbox/workspaces/<id>)`);
+    throw new ToolError(
+      'unsafePath',
+      'workspace-not-pinned',
+      `workspace ${guarded.resolved} is not directly under ${realRoot}/workspaces (the pinned mapping to /sandbox/workspaces/<id>)`,
+    );
   }
   return layoutFor(realRoot, checkWorkspaceId(rel), guarded.resolved);
 }

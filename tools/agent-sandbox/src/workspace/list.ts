@@ -32,13 +32,22 @@ export async function gitPlaceOf(workspace: string, id: string): Promise<GitPlac
   try {
     const git = await detectGit({ workspace, containerWorkspace: containerWorkspace(id) });
     if (git.kind === 'none' || !git.gitDir) return undefined;
-    return { gitDir: git.gitDir, ...(git.commonDir && git.commonDir !== git.gitDir ? { commonDir: git.commonDir } : {}), workTree: workspace };
+    return {
+      gitDir: git.gitDir,
+      ...(git.commonDir && git.commonDir !== git.gitDir ? { commonDir: git.commonDir } : {}),
+      workTree: workspace,
+    };
   } catch {
     return undefined;
   }
 }
 
-async function entryOf(root: string, id: string, record: WorkspaceRecord | undefined, last: Map<string, LedgerLine>): Promise<WorkspaceEntry> {
+async function entryOf(
+  root: string,
+  id: string,
+  record: WorkspaceRecord | undefined,
+  last: Map<string, LedgerLine>,
+): Promise<WorkspaceEntry> {
   const layout = layoutFor(root, id);
   const place = existsSync(layout.workspace) ? await gitPlaceOf(layout.workspace, id) : undefined;
   let branch: string | null = null;
@@ -67,7 +76,16 @@ async function entryOf(root: string, id: string, record: WorkspaceRecord | undef
     origin: record?.origin ?? null,
     busy,
     uncommitted,
-    lastSession: line ? { startedAt: line.startedAt, endedAt: line.endedAt, outcome: line.outcome, reason: line.reason, exitCode: line.exitCode, host: line.host } : null,
+    lastSession: line
+      ? {
+          startedAt: line.startedAt,
+          endedAt: line.endedAt,
+          outcome: line.outcome,
+          reason: line.reason,
+          exitCode: line.exitCode,
+          host: line.host,
+        }
+      : null,
     waiting: boundedList(waiting, 20),
   };
 }
@@ -76,7 +94,9 @@ export async function workspaceList(root: string, ledgerFile: string): Promise<W
   const records = new Map(listWorkspaceRecords(root).map((r) => [r.id, r]));
   let dirs: string[] = [];
   try {
-    dirs = readdirSync(path.join(root, 'workspaces'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    dirs = readdirSync(path.join(root, 'workspaces'), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
   } catch {
     // no root yet: no workspaces
   }
@@ -99,7 +119,9 @@ export function formatWorkspaceList(doc: WorkspaceListOutput): string[] {
   const rows = [['ID', 'REPOSITORY', 'BRANCH', 'LAST SESSION', 'UNCOMMITTED', 'WAITING']];
   for (const w of doc.workspaces) {
     const s = w.lastSession;
-    const lastText = s ? `${s.endedAt.replace(/\.\d+Z$/, 'Z')} ${s.outcome} ${s.reason} exit ${s.exitCode}${s.host !== 'local' ? ` on ${s.host}` : ''}` : 'none';
+    const lastText = s
+      ? `${s.endedAt.replace(/\.\d+Z$/, 'Z')} ${s.outcome} ${s.reason} exit ${s.exitCode}${s.host !== 'local' ? ` on ${s.host}` : ''}`
+      : 'none';
     rows.push([
       `${w.id}${w.busy ? ' (running)' : ''}`,
       w.repository ?? (w.origin === null ? '(not made by workspace new)' : '-'),
@@ -112,7 +134,13 @@ export function formatWorkspaceList(doc: WorkspaceListOutput): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const table = rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '));
   const waits = doc.workspaces.filter((w) => w.waiting.named.length > 0);
-  return [...table, ...waits.map((w) => `${w.id}: commits wait at ${describeBounded({ named: w.waiting.named.map((r) => refForTerminal(r)), others: w.waiting.others })} (git merge <ref>, then git update-ref -d <ref>)`)];
+  return [
+    ...table,
+    ...waits.map(
+      (w) =>
+        `${w.id}: commits wait at ${describeBounded({ named: w.waiting.named.map((r) => refForTerminal(r)), others: w.waiting.others })} (git merge <ref>, then git update-ref -d <ref>)`,
+    ),
+  ];
 }
 
 function waitingCount(w: WorkspaceEntry['waiting']): string {

@@ -22,10 +22,15 @@ export function ensureSessionsDir(dir: string): void {
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (err) {
-    throw new ToolError('unsafePath', 'root-not-writable', `cannot make ${dir} for the session's lock (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): the root must be writable by the user who runs sessions`);
+    throw new ToolError(
+      'unsafePath',
+      'root-not-writable',
+      `cannot make ${dir} for the session's lock (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): the root must be writable by the user who runs sessions`,
+    );
   }
   const info = lstatSync(dir);
-  if (info.isSymbolicLink() || !info.isDirectory()) throw new ToolError('unsafePath', 'sessions-dir-unsafe', `${dir} is a symlink or not a directory`);
+  if (info.isSymbolicLink() || !info.isDirectory())
+    throw new ToolError('unsafePath', 'sessions-dir-unsafe', `${dir} is a symlink or not a directory`);
 }
 
 /** Who holds the lock, as the holder wrote it into the lock file right after taking it. */
@@ -79,10 +84,25 @@ export function busyError(sessionId: string, record: SessionRecord | undefined, 
     : holder
       ? `session ${sessionId} started ${holder.since} by ${holder.user} on ${holder.host}, launcher pid ${holder.pid} (${holder.purpose}; no container yet)`
       : `another launcher holds its lock (it is just starting)`;
-  return new ToolError('busy', 'workspace-busy', `workspace ${sessionId} is busy: ${who}; wait for it to end, or stop it with \`podman stop ${record?.containerName ?? `agent-sandbox-${sessionId}`}\``, {
-    sessionId,
-    ...(record ? { running: { runId: record.runId, startedAt: record.startedAt, user: record.user, pid: record.pid, containerName: record.containerName } } : {}),
-  });
+  return new ToolError(
+    'busy',
+    'workspace-busy',
+    `workspace ${sessionId} is busy: ${who}; wait for it to end, or stop it with \`podman stop ${record?.containerName ?? `agent-sandbox-${sessionId}`}\``,
+    {
+      sessionId,
+      ...(record
+        ? {
+            running: {
+              runId: record.runId,
+              startedAt: record.startedAt,
+              user: record.user,
+              pid: record.pid,
+              containerName: record.containerName,
+            },
+          }
+        : {}),
+    },
+  );
 }
 
 /** Takes the workspace's lock or refuses (92) naming the session that holds it. */
@@ -110,15 +130,32 @@ export function lockSessionId(sessionId: string, root: string): HeldLock {
   try {
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   } catch (err) {
-    throw new ToolError('startFailed', 'lock-failed', `cannot make ${path.dirname(file)} for the session id's lock (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new ToolError(
+      'startFailed',
+      'lock-failed',
+      `cannot make ${path.dirname(file)} for the session id's lock (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
   const lock = tryLock(file);
   if (!lock) {
     const holder = readHolder(file);
-    const who = holder ? `a session from ${holder.purpose} (launcher pid ${holder.pid}, since ${holder.since})` : 'a session of another root (just starting)';
-    throw new ToolError('busy', 'id-busy', `workspace id ${sessionId} is in use on this host by ${who}: container, cgroup and socket names are the id's, so it cannot run from ${root} at the same time; wait for it to end, or use another id`, { sessionId });
+    const who = holder
+      ? `a session from ${holder.purpose} (launcher pid ${holder.pid}, since ${holder.since})`
+      : 'a session of another root (just starting)';
+    throw new ToolError(
+      'busy',
+      'id-busy',
+      `workspace id ${sessionId} is in use on this host by ${who}: container, cgroup and socket names are the id's, so it cannot run from ${root} at the same time; wait for it to end, or use another id`,
+      { sessionId },
+    );
   }
-  noteHolder(lock, { pid: process.pid, user: os.userInfo().username, host: os.hostname(), since: new Date().toISOString(), purpose: `root ${root}` });
+  noteHolder(lock, {
+    pid: process.pid,
+    user: os.userInfo().username,
+    host: os.hostname(),
+    since: new Date().toISOString(),
+    purpose: `root ${root}`,
+  });
   return lock;
 }
 

@@ -43,14 +43,24 @@ export function resolveRepository(repo: string): { repository: string; commonDir
     dir = realpathSync(repo);
     if (!statSync(dir).isDirectory()) throw new Error('not a directory');
   } catch (err) {
-    throw new ToolError('usage', 'bad-repo', `--repo: ${repo} is not a directory (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new ToolError(
+      'usage',
+      'bad-repo',
+      `--repo: ${repo} is not a directory (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
   // The user named this repository: trusted as that directory, whoever owns it (safe.directory for exactly it).
   const ask = (args: string[]) => {
     const out = runGit({ cwd: dir }, args, { config: [`safe.directory=${dir}`], allowFail: true });
     if (out.status === 0) return out.stdout.split('\n')[0]!.trim();
     const dubious = /dubious ownership/.test(out.stderr);
-    throw new ToolError('usage', 'not-a-repository', dubious ? `--repo: git refuses ${dir}: it is owned by another user and is not the repository's top directory; name the top directory` : `--repo: ${dir} is not a git repository (${out.stderr.trim().split('\n').pop() ?? `git exit ${out.status}`})`);
+    throw new ToolError(
+      'usage',
+      'not-a-repository',
+      dubious
+        ? `--repo: git refuses ${dir}: it is owned by another user and is not the repository's top directory; name the top directory`
+        : `--repo: ${dir} is not a git repository (${out.stderr.trim().split('\n').pop() ?? `git exit ${out.status}`})`,
+    );
   };
   const commonDir = realpathSync(ask(['rev-parse', '--path-format=absolute', '--git-common-dir']));
   const bare = ask(['rev-parse', '--is-bare-repository']) === 'true';
@@ -65,11 +75,20 @@ function chooseBranch(commonDir: string, input: WorkspaceNewInput): { ref: strin
   const name = gitLine(place, ['check-ref-format', '--branch', wanted], { exit: 'usage', code: 'bad-branch' });
   const ref = `refs/heads/${name}`;
   if (!/^refs\/heads\/[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$/.test(ref)) {
-    throw new ToolError('usage', 'bad-branch', `--branch: ${JSON.stringify(name)} must be [A-Za-z0-9._/-] and start with a letter or digit`);
+    throw new ToolError(
+      'usage',
+      'bad-branch',
+      `--branch: ${JSON.stringify(name)} must be [A-Za-z0-9._/-] and start with a letter or digit`,
+    );
   }
   const existing = runGit(place, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { allowFail: true });
   if (existing.status === 0) {
-    if (input.from) throw new ToolError('usage', 'branch-exists', `--branch: ${name} already exists in the repository; leave out --from to check it out, or name a new branch`);
+    if (input.from)
+      throw new ToolError(
+        'usage',
+        'branch-exists',
+        `--branch: ${name} already exists in the repository; leave out --from to check it out, or name a new branch`,
+      );
     return { ref, name, base: existing.stdout.trim(), create: false };
   }
   const from = input.from ?? 'HEAD';
@@ -78,7 +97,12 @@ function chooseBranch(commonDir: string, input: WorkspaceNewInput): { ref: strin
 }
 
 function refuseInUse(root: string, id: string, workspace: string): void {
-  if (readWorkspaceRecord(root, id)) throw new ToolError('usage', 'workspace-exists', `workspace ${id} already exists (its record is ${path.join(root, 'workspace-records', `${id}.json`)}); pick another id, or \`agent-sandbox workspace rm ${id}\` first`);
+  if (readWorkspaceRecord(root, id))
+    throw new ToolError(
+      'usage',
+      'workspace-exists',
+      `workspace ${id} already exists (its record is ${path.join(root, 'workspace-records', `${id}.json`)}); pick another id, or \`agent-sandbox workspace rm ${id}\` first`,
+    );
   let taken = false;
   try {
     lstatSync(workspace);
@@ -86,7 +110,8 @@ function refuseInUse(root: string, id: string, workspace: string): void {
   } catch {
     // free
   }
-  if (taken) throw new ToolError('usage', 'workspace-exists', `workspace ${id} is in use: ${workspace} exists; pick another id, or remove it first`);
+  if (taken)
+    throw new ToolError('usage', 'workspace-exists', `workspace ${id} is in use: ${workspace} exists; pick another id, or remove it first`);
 }
 
 /** Undoes a half-made workspace: the worktree registration, the branch if it was made here, the directory. */
@@ -106,12 +131,20 @@ function rollBack(commonDir: string, workspace: string, branch: { ref: string; c
 
 /** `git worktree add`: the new branch made from its base, or the existing branch checked out. */
 function addWorktree(commonDir: string, workspace: string, branch: ReturnType<typeof chooseBranch>): void {
-  const args = branch.create ? ['worktree', 'add', '--quiet', '-b', branch.name, workspace, branch.base] : ['worktree', 'add', '--quiet', workspace, branch.name];
+  const args = branch.create
+    ? ['worktree', 'add', '--quiet', '-b', branch.name, workspace, branch.base]
+    : ['worktree', 'add', '--quiet', workspace, branch.name];
   runGit({ gitDir: commonDir }, args, {}, { exit: 'usage', code: 'worktree-add-failed' });
 }
 
 /** What `workspace new` prints: the record's facts, and the command that starts a session in it (with --root when one was given). */
-function newOutput(record: WorkspaceRecord, recordFile: string, workspace: string, euid: number, rootGiven: string | undefined): WorkspaceNewOutput {
+function newOutput(
+  record: WorkspaceRecord,
+  recordFile: string,
+  workspace: string,
+  euid: number,
+  rootGiven: string | undefined,
+): WorkspaceNewOutput {
   return {
     ok: true,
     id: record.id,
@@ -136,7 +169,11 @@ export async function workspaceNew(input: WorkspaceNewInput, euid = process.gete
     refuseInUse(root, id, layout.workspace);
     const { repository, commonDir } = resolveRepository(input.repo);
     if (commonDir === root || commonDir.startsWith(`${root}/`)) {
-      throw new ToolError('gitMount', 'repository-inside-root', `--repo: ${repository} has its git metadata inside the sandbox root ${root}; make workspaces from a repository outside it`);
+      throw new ToolError(
+        'gitMount',
+        'repository-inside-root',
+        `--repo: ${repository} has its git metadata inside the sandbox root ${root}; make workspaces from a repository outside it`,
+      );
     }
     const branch = chooseBranch(commonDir, input);
     addWorktree(commonDir, layout.workspace, branch);
@@ -144,11 +181,26 @@ export async function workspaceNew(input: WorkspaceNewInput, euid = process.gete
     const homeExisted = existsSync(layout.home);
     try {
       const git = await detectGit({ workspace: layout.workspace, containerWorkspace: containerWorkspace(id) });
-      if (git.kind !== 'worktree' || !git.gitDir) throw new ToolError('internal', 'worktree-not-linked', `git worktree add made ${layout.workspace}, but it is not a linked worktree (${git.kind})`);
+      if (git.kind !== 'worktree' || !git.gitDir)
+        throw new ToolError(
+          'internal',
+          'worktree-not-linked',
+          `git worktree add made ${layout.workspace}, but it is not a linked worktree (${git.kind})`,
+        );
       aclUids = grantWorkspace({ workTree: layout.workspace, registration: git.gitDir, commonDir }, euid);
       // The same mount plan a session composes: a workspace made here is one a session can use.
       await planMounts({ workspace: layout.workspace, root, sessionId: id, gitRoots: [root, commonDir] });
-      const record: WorkspaceRecord = { version: 1, id, origin: 'local', repository, commonDir, branch: branch.ref, base: branch.base, createdAt: new Date().toISOString(), aclUids };
+      const record: WorkspaceRecord = {
+        version: 1,
+        id,
+        origin: 'local',
+        repository,
+        commonDir,
+        branch: branch.ref,
+        base: branch.base,
+        createdAt: new Date().toISOString(),
+        aclUids,
+      };
       return newOutput(record, writeWorkspaceRecord(root, record), layout.workspace, euid, input.rootGiven ? root : undefined);
     } catch (err) {
       rollBack(commonDir, layout.workspace, branch, aclUids, root);

@@ -26,7 +26,11 @@ export interface WorkspaceRmInput {
 
 /** What dispatch keeps per workspace on a node (receive-work.ts). */
 export function dispatchFilesOf(root: string, id: string): string[] {
-  return [path.join(root, 'incoming', `${id}.bundle`), path.join(root, 'outgoing', `${id}.bundle`), path.join(root, 'outgoing', `${id}.json`)];
+  return [
+    path.join(root, 'incoming', `${id}.bundle`),
+    path.join(root, 'outgoing', `${id}.bundle`),
+    path.join(root, 'outgoing', `${id}.json`),
+  ];
 }
 
 /** Removes a path of the workspace beneath its own directory of the root: a link (which a session may have left) is removed as a link. */
@@ -45,7 +49,12 @@ function quarantineHolds(dir: string): boolean {
 
 function refuseUncommitted(id: string, paths: string[]): never {
   const shown = paths.slice(0, 10).join(', ');
-  throw new ToolError('usage', 'uncommitted-work', `workspace ${id} has uncommitted work (${paths.length} path${paths.length === 1 ? '' : 's'}: ${shown}${paths.length > 10 ? ', ...' : ''}); commit it, or discard it with --force`, { paths: paths.slice(0, 50) });
+  throw new ToolError(
+    'usage',
+    'uncommitted-work',
+    `workspace ${id} has uncommitted work (${paths.length} path${paths.length === 1 ? '' : 's'}: ${shown}${paths.length > 10 ? ', ...' : ''}); commit it, or discard it with --force`,
+    { paths: paths.slice(0, 50) },
+  );
 }
 
 /** The uncommitted paths; with --force, a git status that fails (a FIFO blocking it) does not stop the removal. */
@@ -67,11 +76,19 @@ export async function workspaceRm(input: WorkspaceRmInput): Promise<WorkspaceRmO
     const record = readWorkspaceRecord(root, id);
     if (!record) {
       if (!existsSync(layout.workspace)) throw new ToolError('usage', 'no-such-workspace', `no workspace ${id} in ${root}`);
-      throw new ToolError('usage', 'no-workspace-record', `workspace ${id} was not made by \`agent-sandbox workspace new\` (no ${recordFileOf(root, id)}); remove ${layout.workspace} and ${layout.home} by hand`);
+      throw new ToolError(
+        'usage',
+        'no-workspace-record',
+        `workspace ${id} was not made by \`agent-sandbox workspace new\` (no ${recordFileOf(root, id)}); remove ${layout.workspace} and ${layout.home} by hand`,
+      );
     }
     const quarantined = quarantineDirOf(root, id);
     if (quarantineHolds(quarantined) && !input.force) {
-      throw new ToolError('usage', 'quarantine-not-empty', `workspace ${id}'s sessions left what was moved out of it in ${quarantined} (each with a restore.sh); look at it, or remove it with the workspace with --force`);
+      throw new ToolError(
+        'usage',
+        'quarantine-not-empty',
+        `workspace ${id}'s sessions left what was moved out of it in ${quarantined} (each with a restore.sh); look at it, or remove it with the workspace with --force`,
+      );
     }
     const removed: string[] = [];
     let discarded = 0;
@@ -79,7 +96,11 @@ export async function workspaceRm(input: WorkspaceRmInput): Promise<WorkspaceRmO
       const place = await gitPlaceOf(layout.workspace, id);
       const ours = place !== undefined && place.commonDir === record.commonDir ? place : undefined;
       if (!ours && !input.force) {
-        throw new ToolError('gitMount', 'workspace-git-moved', `workspace ${id}'s git metadata no longer names ${record.commonDir}; remove it anyway with --force`);
+        throw new ToolError(
+          'gitMount',
+          'workspace-git-moved',
+          `workspace ${id}'s git metadata no longer names ${record.commonDir}; remove it anyway with --force`,
+        );
       }
       if (ours) {
         const paths = uncommittedOrForced(ours, input.force);

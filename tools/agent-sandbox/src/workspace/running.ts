@@ -52,7 +52,12 @@ export function requireRunning(root: string, workspace: string, command: string)
   const id = checkWorkspaceId(workspaceIdOf(workspace));
   const running = runningOf(root, id);
   if (!running) {
-    throw new ToolError('notRunning', 'no-running-session', `${command}: no session of workspace ${id} runs in ${root} (\`agent-sandbox ps --root ${root}\` lists those that do)`, { sessionId: id });
+    throw new ToolError(
+      'notRunning',
+      'no-running-session',
+      `${command}: no session of workspace ${id} runs in ${root} (\`agent-sandbox ps --root ${root}\` lists those that do)`,
+      { sessionId: id },
+    );
   }
   return running;
 }

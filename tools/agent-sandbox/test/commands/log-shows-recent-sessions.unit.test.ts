@@ -12,9 +12,22 @@ const limits = { memory: '4g', memorySwap: '4g', pids: 512, cpus: 2, cpuShares: 
 function line(i: number, over: Partial<LedgerLine> = {}): LedgerLine {
   const started = Date.UTC(2026, 0, 1, 10, i);
   return {
-    version: 1, runId: `${i}`.padStart(16, '0'), sessionId: `ws-${i}`, runtime: 'codex', account: null, host: 'local', containment: 'podman-rootful',
-    image: 'localhost/agent-sandbox-agents:latest', limits, startedAt: new Date(started).toISOString(), endedAt: new Date(started + 75_000).toISOString(),
-    exitCode: 0, outcome: 'ran', reason: 'exited', peak: { memoryBytes: 512 * 2 ** 20, pids: 12, cpuSeconds: 3.25 }, ...over,
+    version: 1,
+    runId: `${i}`.padStart(16, '0'),
+    sessionId: `ws-${i}`,
+    runtime: 'codex',
+    account: null,
+    host: 'local',
+    containment: 'podman-rootful',
+    image: 'localhost/agent-sandbox-agents:latest',
+    limits,
+    startedAt: new Date(started).toISOString(),
+    endedAt: new Date(started + 75_000).toISOString(),
+    exitCode: 0,
+    outcome: 'ran',
+    reason: 'exited',
+    peak: { memoryBytes: 512 * 2 ** 20, pids: 12, cpuSeconds: 3.25 },
+    ...over,
   };
 }
 
@@ -23,8 +36,17 @@ const refusedByBroker = line(3, {
   runtime: 'claude',
   exitCode: 1,
   egress: {
-    mode: 'broker', allow: ['api.anthropic.com'],
-    summary: { session: 'claude-fix', attempts: 7, allowed: 0, denied: 0, failed: 7, reached: [], refused: [{ host: 'api.anthropic.com', port: 443, rule: 'resolve-failed', decision: 'failed', count: 7 }] },
+    mode: 'broker',
+    allow: ['api.anthropic.com'],
+    summary: {
+      session: 'claude-fix',
+      attempts: 7,
+      allowed: 0,
+      denied: 0,
+      failed: 7,
+      reached: [],
+      refused: [{ host: 'api.anthropic.com', port: 443, rule: 'resolve-failed', decision: 'failed', count: 7 }],
+    },
   },
 });
 
@@ -38,13 +60,17 @@ async function ledgerWith(t: Parameters<typeof tempDir>[0], current: LedgerLine[
 }
 
 t.test('a table of the recent sessions on stdout, so it pipes: when, which workspace, how each ended, peaks and egress', async (t) => {
-  const { ledger, env } = await ledgerWith(t, [line(1), line(2, { outcome: 'refused', reason: 'workspace-busy', exitCode: 92, peak: null }), refusedByBroker]);
+  const { ledger, env } = await ledgerWith(t, [
+    line(1),
+    line(2, { outcome: 'refused', reason: 'workspace-busy', exitCode: 92, peak: null }),
+    refusedByBroker,
+  ]);
   const out = await runBin('agent-sandbox', ['log', '--ledger', ledger], { env });
   t.equal(out.exitCode, 0, out.stderr);
   t.equal(out.stderr, '', 'nothing on stderr: the table is the output (agent-sandbox log | less)');
   const rows = out.stdout.trimEnd().split('\n');
   t.match(rows[0], /^STARTED\s+WORKSPACE\s+RUNTIME\s+HOST\s+ENDED\s+TOOK\s+PEAK\s+EGRESS$/);
-  t.equal(rows.length, 4, 'a header and one row per session; a line that is not the ledger\'s is skipped');
+  t.equal(rows.length, 4, "a header and one row per session; a line that is not the ledger's is skipped");
   t.match(rows[1], /^2026-01-01T10:01:00Z\s+ws-1\s+codex\s+local\s+exit 0 exited\s+1m15s\s+512m 12 pids 3\.3s cpu\s+-$/);
   t.match(rows[2], /ws-2\s+codex\s+local\s+refused 92 workspace-busy\s+1m15s\s+-/);
   t.match(rows[3], /claude-fix\s+claude\s+local\s+exit 1 exited\s+1m15s\s+.*0 allowed, refused api\.anthropic\.com x7 \(resolve-failed\)$/);
@@ -54,15 +80,30 @@ t.test('-n N: the last N sessions, from the rotated .1 too when the ledger holds
   const { ledger, env } = await ledgerWith(t, [line(5), line(6)], [line(1), line(2), line(3), line(4)]);
   const three = await runBin('agent-sandbox', ['log', '--ledger', ledger, '-n', '3'], { env });
   t.equal(three.exitCode, 0, three.stderr);
-  t.same(three.stdout.trimEnd().split('\n').slice(1).map((r) => r.split(/\s+/)[1]), ['ws-4', 'ws-5', 'ws-6'], 'oldest first, the newest last');
+  t.same(
+    three.stdout
+      .trimEnd()
+      .split('\n')
+      .slice(1)
+      .map((r) => r.split(/\s+/)[1]),
+    ['ws-4', 'ws-5', 'ws-6'],
+    'oldest first, the newest last',
+  );
   const one = await runBin('agent-sandbox', ['log', '--ledger', ledger, '-n', '1'], { env });
-  t.same(one.stdout.trimEnd().split('\n').slice(1).map((r) => r.split(/\s+/)[1]), ['ws-6']);
+  t.same(
+    one.stdout
+      .trimEnd()
+      .split('\n')
+      .slice(1)
+      .map((r) => r.split(/\s+/)[1]),
+    ['ws-6'],
+  );
   const bad = await runBin('agent-sandbox', ['log', '--ledger', ledger, '-n', 'lots'], { env });
   t.equal(bad.exitCode, 80);
   t.match(bad.stderr, /-n: expected a whole number of sessions/);
 });
 
-t.test('--json: the ledger\'s own lines on stdout, unchanged', async (t) => {
+t.test("--json: the ledger's own lines on stdout, unchanged", async (t) => {
   const lines = [line(1), refusedByBroker];
   const { ledger, env } = await ledgerWith(t, lines);
   const out = await runBin('agent-sandbox', ['log', '--ledger', ledger, '--json'], { env });

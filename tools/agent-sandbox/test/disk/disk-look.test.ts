@@ -38,7 +38,11 @@ t.test('the look counts what find counts, at the start and after changes, and ne
   mkdirSync(path.join(ws, 'd8', 'sub', 'new', 'deeper'), { recursive: true });
   const second = lookNow(state, hostLookFs, Date.now);
   t.equal(second.names, await countNames([ws, home]), `after links, a removal, a rename and new directories: ${second.names}, as find`);
-  t.equal(second.names! - first.names!, 30 - 12 + 2, '30 hard links are 30 names; the removed directory took its 12 with it; 2 new directories');
+  t.equal(
+    second.names! - first.names!,
+    30 - 12 + 2,
+    '30 hard links are 30 names; the removed directory took its 12 with it; 2 new directories',
+  );
   t.ok(second.read < 10, `only the changed directories were read (${second.read} of ${state.dirs.size})`);
   await settle();
   t.ok(lookNow(state, hostLookFs, Date.now).read < 10, 'the directories changed just before the last look are read once more');
@@ -55,28 +59,47 @@ async function flood(make: (i: number) => void, max: number, stopped: () => bool
   }
 }
 
-t.test('a flood of hard links moves no statfs counter: the look\'s backstop counts each name and stops it', async (t) => {
+t.test("a flood of hard links moves no statfs counter: the look's backstop counts each name and stops it", async (t) => {
   const ws = path.join(await tempDir(t, 'disk-look-'), 'ws');
   mkdirSync(ws);
   writeFileSync(path.join(ws, 'target'), 'x');
   const seen: DiskUsage[] = [];
   const watch = watchDisk({ dirs: [ws], limitBytes: 2 ** 30, limitFiles: 1_000, walkEveryMs: 300, onExceeded: (u) => seen.push(u) });
-  await flood((i) => linkSync(path.join(ws, 'target'), path.join(ws, `l${i}`)), 20_000, () => seen.length > 0);
+  await flood(
+    (i) => linkSync(path.join(ws, 'target'), path.join(ws, `l${i}`)),
+    20_000,
+    () => seen.length > 0,
+  );
   const final = await watch.stop();
   t.equal(seen[0]?.exceeded, 'files', 'the file ceiling is the one passed');
   t.ok(seen[0]!.writtenFiles! > 1_000 && seen[0]!.writtenFiles! < 20_000, `by hard links alone (${seen[0]?.writtenFiles} names)`);
   t.equal(final.names, 'look', 'counted by the look');
 });
 
-t.test('a flood of directories past the look\'s bound: find takes over, says so, and the ceiling still holds', async (t) => {
+t.test("a flood of directories past the look's bound: find takes over, says so, and the ceiling still holds", async (t) => {
   const ws = path.join(await tempDir(t, 'disk-look-'), 'ws');
   mkdirSync(ws);
   const seen: DiskUsage[] = [];
   const walks: DiskUsage[] = [];
-  const watch = watchDisk({ dirs: [ws], limitBytes: 2 ** 30, limitFiles: 3_000, maxDirs: 500, walkEveryMs: 300, onExceeded: (u) => seen.push(u), onWalk: (u) => walks.push(u) });
-  await flood((i) => mkdirSync(path.join(ws, `d${i}`)), 50_000, () => seen.length > 0);
+  const watch = watchDisk({
+    dirs: [ws],
+    limitBytes: 2 ** 30,
+    limitFiles: 3_000,
+    maxDirs: 500,
+    walkEveryMs: 300,
+    onExceeded: (u) => seen.push(u),
+    onWalk: (u) => walks.push(u),
+  });
+  await flood(
+    (i) => mkdirSync(path.join(ws, `d${i}`)),
+    50_000,
+    () => seen.length > 0,
+  );
   const final = await watch.stop();
-  t.ok(walks.some((w) => w.names === 'look' && w.dirsTracked > 0), 'the look counted while under its bound');
+  t.ok(
+    walks.some((w) => w.names === 'look' && w.dirsTracked > 0),
+    'the look counted while under its bound',
+  );
   t.equal(final.names, 'find', 'then said it handed over to find');
   t.equal(final.dirsTracked, 0, 'and keeps no records');
   t.equal(seen[0]?.exceeded, 'files', 'the file ceiling still stopped the flood');

@@ -16,7 +16,10 @@ interface Node {
 function memoryFs() {
   let ino = 1;
   let clock = 1_000_000;
-  const node = (isDirectory: boolean): Node => ({ stat: { dev: 1, ino: ino++, mtimeMs: clock, ctimeMs: clock, isDirectory }, ...(isDirectory ? { children: new Map() } : {}) });
+  const node = (isDirectory: boolean): Node => ({
+    stat: { dev: 1, ino: ino++, mtimeMs: clock, ctimeMs: clock, isDirectory },
+    ...(isDirectory ? { children: new Map() } : {}),
+  });
   const nodes = new Map<string, Node>([['/r', node(true)]]);
   const calls = { lstat: [] as string[], readdir: [] as string[] };
   const split = (path: string) => [path.slice(0, path.lastIndexOf('/')), path.slice(path.lastIndexOf('/') + 1)] as const;
@@ -34,14 +37,15 @@ function memoryFs() {
     },
   };
   const forget = (path: string) => {
-    for (const stack = [path]; stack.length > 0; ) {
+    for (const stack = [path]; stack.length > 0;) {
       const p = stack.pop()!;
       for (const name of nodes.get(p)?.children?.keys() ?? []) stack.push(`${p}/${name}`);
       nodes.delete(p);
     }
   };
   return {
-    fs, calls,
+    fs,
+    calls,
     now: () => clock,
     tick: (ms: number) => (clock += ms),
     add: (path: string, isDirectory: boolean) => {
@@ -106,7 +110,10 @@ t.test('a 10 000-level tree: no recursion to overflow, and every level counted',
   for (let i = 0; i < 10_000; i += 1) m.add((path = `${path}/d`), true);
   m.add(`${path}/leaf`, false);
   m.tick(5_000);
-  t.ok(lookNow(newLookState(['/r'], { maxDirs: 20_000 }), m.fs, m.now).overflow, 'with the kernel\'s PATH_MAX the look gives up (find reaches any depth)');
+  t.ok(
+    lookNow(newLookState(['/r'], { maxDirs: 20_000 }), m.fs, m.now).overflow,
+    "with the kernel's PATH_MAX the look gives up (find reaches any depth)",
+  );
   const state = newLookState(['/r'], { maxDirs: 20_000, maxPathBytes: Infinity, maxPathChars: Infinity });
   const first = lookNow(state, m.fs, m.now);
   t.equal(first.names, 1 + 10_000 + 1, 'the root, 10 000 directories and the leaf');

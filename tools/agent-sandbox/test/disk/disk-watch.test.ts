@@ -15,7 +15,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** dd of 8 MiB files into `dir` until `stop` is called, or `maxFiles` are written. */
 function writer(dir: string, maxFiles: number) {
-  const child = spawn('sh', ['-c', `i=0; while [ $i -lt ${maxFiles} ]; do dd if=/dev/zero of=${dir}/fill-$i bs=1M count=8 status=none; i=$((i+1)); done`], { stdio: 'ignore' });
+  const child = spawn(
+    'sh',
+    ['-c', `i=0; while [ $i -lt ${maxFiles} ]; do dd if=/dev/zero of=${dir}/fill-$i bs=1M count=8 status=none; i=$((i+1)); done`],
+    { stdio: 'ignore' },
+  );
   const done = new Promise<void>((r) => child.on('exit', () => r()));
   return { stop: () => child.kill('SIGKILL'), done };
 }
@@ -32,7 +36,10 @@ t.test('a writer in a watched directory is caught once, over the ceiling and nea
   t.equal(seen.length, 1, 'onExceeded ran once');
   t.ok(seen[0]!.writtenBytes! > 64 * MiB, `it saw ${seen[0]?.writtenBytes} bytes written, over 64 MiB`);
   // Not a speed figure (those are the bench's, section 8): a watchdog that waited for its 15 s walk would let all 512 MiB through.
-  t.ok(seen[0]!.writtenBytes! < 512 * MiB, `and stopped the writer before it wrote all it would (${Math.round(seen[0]!.writtenBytes! / MiB)} MiB)`);
+  t.ok(
+    seen[0]!.writtenBytes! < 512 * MiB,
+    `and stopped the writer before it wrote all it would (${Math.round(seen[0]!.writtenBytes! / MiB)} MiB)`,
+  );
   t.ok(final.baselineBytes !== null && final.walks >= 2, `a baseline walk and at least one more (${final.walks})`);
   t.equal(seen[0]!.exceeded, 'bytes', 'the byte ceiling is the one passed');
 });
@@ -42,13 +49,28 @@ t.test('a writer that appends to one file it had (no directory changes, no new i
   mkdirSync(ws);
   writeFileSync(path.join(ws, 'log'), 'start\n');
   const seen: DiskUsage[] = [];
-  const child = spawn('sh', ['-c', `i=0; while [ $i -lt 64 ]; do dd if=/dev/zero of=${ws}/log bs=1M count=8 oflag=append conv=notrunc status=none; i=$((i+1)); done`], { stdio: 'ignore' });
+  const child = spawn(
+    'sh',
+    [
+      '-c',
+      `i=0; while [ $i -lt 64 ]; do dd if=/dev/zero of=${ws}/log bs=1M count=8 oflag=append conv=notrunc status=none; i=$((i+1)); done`,
+    ],
+    { stdio: 'ignore' },
+  );
   const done = new Promise<void>((r) => child.on('exit', () => r()));
-  const watch = watchDisk({ dirs: [ws], limitBytes: 64 * MiB, limitFiles: 1_000_000, onExceeded: (u) => (seen.push(u), child.kill('SIGKILL')) });
+  const watch = watchDisk({
+    dirs: [ws],
+    limitBytes: 64 * MiB,
+    limitFiles: 1_000_000,
+    onExceeded: (u) => (seen.push(u), child.kill('SIGKILL')),
+  });
   await done;
   await watch.stop();
   t.equal(seen[0]?.exceeded, 'bytes', 'the byte ceiling is the one passed');
-  t.ok(seen[0]!.writtenBytes! > 64 * MiB && seen[0]!.writtenBytes! < 512 * MiB, `and the writer stopped before its end (${Math.round(seen[0]!.writtenBytes! / MiB)} MiB)`);
+  t.ok(
+    seen[0]!.writtenBytes! > 64 * MiB && seen[0]!.writtenBytes! < 512 * MiB,
+    `and the writer stopped before its end (${Math.round(seen[0]!.writtenBytes! / MiB)} MiB)`,
+  );
 });
 
 t.test('a writer beside the watched directories, on the same filesystem, never stops the session', async (t) => {

@@ -36,8 +36,20 @@ t.test('a verdict is used only when it is a ledger line', async (t) => {
   const bad = readNodeVerdict({ version: 1, reason: 'exited', exitCode: 'zero' });
   t.equal(bad.state, 'invalid');
   const line = {
-    version: 1, sessionId: 's', runtime: 'shell', account: null, host: 'node1', containment: null, image: 'i', limits: null,
-    startedAt: '2026-01-01T00:00:00Z', endedAt: '2026-01-01T00:00:01Z', exitCode: 0, outcome: 'ran', reason: 'exited', peak: null,
+    version: 1,
+    sessionId: 's',
+    runtime: 'shell',
+    account: null,
+    host: 'node1',
+    containment: null,
+    image: 'i',
+    limits: null,
+    startedAt: '2026-01-01T00:00:00Z',
+    endedAt: '2026-01-01T00:00:01Z',
+    exitCode: 0,
+    outcome: 'ran',
+    reason: 'exited',
+    peak: null,
   };
   t.equal(readNodeVerdict(line).state, 'received');
 });

@@ -26,13 +26,38 @@ const write = (name: string, text: string) => {
 const bundle = write('bundle.pem', `# corporate proxy roots\n${ca.certPem}${ca.servers['proxy.example']!.cert}`);
 
 const refusals: { label: string; file: () => Promise<string> | string; exit: number; message: RegExp }[] = [
-  { label: 'a missing file', file: () => path.join(dir, 'none-such.pem'), exit: 86, message: /--ca-file .*none-such\.pem: cannot be resolved \(ENOENT\)/ },
-  { label: 'a directory', file: () => (mkdirSync(path.join(dir, 'a-dir'), { recursive: true }), path.join(dir, 'a-dir')), exit: 86, message: /expected a regular file/ },
-  { label: 'a FIFO (never read: it would block)', file: () => (execFileSync('mkfifo', [path.join(dir, 'fifo')]), path.join(dir, 'fifo')), exit: 86, message: /expected a regular file/ },
+  {
+    label: 'a missing file',
+    file: () => path.join(dir, 'none-such.pem'),
+    exit: 86,
+    message: /--ca-file .*none-such\.pem: cannot be resolved \(ENOENT\)/,
+  },
+  {
+    label: 'a directory',
+    file: () => (mkdirSync(path.join(dir, 'a-dir'), { recursive: true }), path.join(dir, 'a-dir')),
+    exit: 86,
+    message: /expected a regular file/,
+  },
+  {
+    label: 'a FIFO (never read: it would block)',
+    file: () => (execFileSync('mkfifo', [path.join(dir, 'fifo')]), path.join(dir, 'fifo')),
+    exit: 86,
+    message: /expected a regular file/,
+  },
   { label: 'a relative path', file: () => 'bundle.pem', exit: 80, message: /--ca-file: expected an absolute path/ },
   { label: 'a file with no certificate', file: () => write('text.pem', 'not a certificate\n'), exit: 80, message: /no PEM certificate/ },
-  { label: 'a certificate with its private key', file: () => write('with-key.pem', `${ca.certPem}${keyPem}`), exit: 80, message: /holds a PRIVATE KEY block; expected PEM certificates only/ },
-  { label: 'a certificate block that does not parse', file: () => write('garbage.pem', '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n'), exit: 80, message: /certificate 1 does not parse/ },
+  {
+    label: 'a certificate with its private key',
+    file: () => write('with-key.pem', `${ca.certPem}${keyPem}`),
+    exit: 80,
+    message: /holds a PRIVATE KEY block; expected PEM certificates only/,
+  },
+  {
+    label: 'a certificate block that does not parse',
+    file: () => write('garbage.pem', '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n'),
+    exit: 80,
+    message: /certificate 1 does not parse/,
+  },
 ];
 let rows = 0;
 
@@ -60,8 +85,16 @@ t.test('plan mounts the copy read-only and names the variables; never SSL_CERT_F
   t.equal(out.exitCode, 0, out.stderr);
   const plan = JSON.parse(out.stdout);
   t.same(plan.egress.ca.file, bundle, 'the file given');
-  t.same(plan.egress.ca.certificates.map((c: { subject: string }) => c.subject), ['CN=agent-sandbox test CA (one run)', 'CN=proxy.example'], 'its two certificates');
-  t.same(plan.mounts.filter((m: { destination: string }) => m.destination === '/run/sandbox-ca/ca.pem'), [{ source: path.join(fx.root, 'secrets', fx.id, 'ca', 'ca.pem'), destination: '/run/sandbox-ca/ca.pem', readOnly: true }], 'one read-only mount of the staged copy');
+  t.same(
+    plan.egress.ca.certificates.map((c: { subject: string }) => c.subject),
+    ['CN=agent-sandbox test CA (one run)', 'CN=proxy.example'],
+    'its two certificates',
+  );
+  t.same(
+    plan.mounts.filter((m: { destination: string }) => m.destination === '/run/sandbox-ca/ca.pem'),
+    [{ source: path.join(fx.root, 'secrets', fx.id, 'ca', 'ca.pem'), destination: '/run/sandbox-ca/ca.pem', readOnly: true }],
+    'one read-only mount of the staged copy',
+  );
   t.match(plan.containerEnv, { NODE_EXTRA_CA_CERTS: '/run/sandbox-ca/ca.pem', CODEX_CA_CERTIFICATE: '/run/sandbox-ca/ca.pem' });
   t.ok(plan.runPlan.env.includes('NODE_EXTRA_CA_CERTS') && plan.runPlan.env.includes('CODEX_CA_CERTIFICATE'), 'passed by name');
   t.notOk(plan.runPlan.env.includes('SSL_CERT_FILE'), 'SSL_CERT_FILE is not set');
@@ -76,7 +109,11 @@ t.test('the session reads the certificates only, read-only, and the copy is gone
   const out = await fx.run(['run', ...flags, '--ca-file', bundle, '--agent-bin', '/bin/sh', '--', '-c', script]);
   t.equal(out.exitCode, 0, out.stderr);
   const text = readFileSync(path.join(fx.workspace, 'ca-seen'), 'utf8');
-  t.equal(text, `${ca.certPem}${ca.servers['proxy.example']!.cert}same\nread-only\n`, 'the two certificates without the comment line, one path for both CLIs, read-only');
+  t.equal(
+    text,
+    `${ca.certPem}${ca.servers['proxy.example']!.cert}same\nread-only\n`,
+    'the two certificates without the comment line, one path for both CLIs, read-only',
+  );
   t.same(await fx.leftovers(), nothingLeft, 'the staged copy is removed with the session');
   const line = fx.ledgerLines().pop();
   t.same(line.egress.ca.certificates.length, 2, 'the ledger names both certificates');

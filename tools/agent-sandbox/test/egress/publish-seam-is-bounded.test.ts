@@ -28,7 +28,11 @@ async function flood(n: number, open: () => net.Socket): Promise<{ sockets: net.
 t.test("the launcher's side of a published port keeps at most 16 offers and 64 waiting clients per port", async (t) => {
   const dir = await tempDir(t, 'astest-publish-flood-');
   const hostPort = await freePort();
-  const running = await startPublish({ ports: [{ hostPort, port: 8080 }], socketDir: path.join(dir, 'publish'), relay: path.join(dir, 'relay.cjs') });
+  const running = await startPublish({
+    ports: [{ hostPort, port: 8080 }],
+    socketDir: path.join(dir, 'publish'),
+    relay: path.join(dir, 'relay.cjs'),
+  });
   const sockets: net.Socket[] = [];
   t.teardown(async () => {
     for (const s of sockets) s.destroy();

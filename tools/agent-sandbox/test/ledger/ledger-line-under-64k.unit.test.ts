@@ -36,8 +36,19 @@ const huge: LedgerLine = {
     mode: 'broker',
     allow: ['api.openai.com'],
     summary: {
-      session: 'flood', attempts: 51_000, allowed: 0, denied: 51_000, failed: 0, reached: [],
-      refused: Array.from({ length: 51_000 }, (_, i) => ({ host: `n${i}.flood.example`, port: 443, rule: 'not-allowlisted', decision: 'denied' as const, count: 1 })),
+      session: 'flood',
+      attempts: 51_000,
+      allowed: 0,
+      denied: 51_000,
+      failed: 0,
+      reached: [],
+      refused: Array.from({ length: 51_000 }, (_, i) => ({
+        host: `n${i}.flood.example`,
+        port: 443,
+        rule: 'not-allowlisted',
+        decision: 'denied' as const,
+        count: 1,
+      })),
     },
   },
   message: 'm'.repeat(200_000),
@@ -57,7 +68,10 @@ t.test('a line of 10 MB (nested repositories, refused names, a long message) is 
   t.equal(parsed.truncated?.bytes, size(huge) - 1, 'it says how large it was');
   t.same([...(parsed.truncated?.fields ?? [])].sort(), ['egress.summary.refused', 'message', 'nestedGit'], 'it names what was cut');
   t.match(parsed, { sessionId: 'flood', reason: 'exited', runId: base.runId }, 'who and how it ended are kept');
-  t.ok((parsed.nestedGit?.length ?? 0) > 0 && parsed.nestedGit![0]!.path === 'n0/.git', `the first nested repositories are kept (${parsed.nestedGit?.length})`);
+  t.ok(
+    (parsed.nestedGit?.length ?? 0) > 0 && parsed.nestedGit![0]!.path === 'n0/.git',
+    `the first nested repositories are kept (${parsed.nestedGit?.length})`,
+  );
   t.same(parsed.entrypoint, huge.entrypoint, 'a field that is not among the largest is untouched');
 });
 

@@ -30,21 +30,28 @@ function stateDir(dir: string, n: number, now = Date.now()) {
   utimesSync(path.join(dir, 'egress', 'notes.txt'), new Date(now - 90 * day), new Date(now - 90 * day));
 }
 
-t.test('the plan: the newest 200, none older than 30 days, at most the byte budget, never a file written in the last 10 minutes', async (t) => {
-  const now = 1_000 * day;
-  const files = Array.from({ length: 300 }, (_, i) => ({ path: `f${i}`, mtimeMs: now - i * 3 * 3600 * 1000, bytes: 4096 }));
-  const plan = planRetention(files, { keep: 200, olderThanMs: 30 * day, maxBytes: 2 ** 30 }, now);
-  t.equal(plan.keep.length, 200);
-  t.same(plan.keep.map((f) => f.path).slice(0, 3), ['f0', 'f1', 'f2'], 'the newest are kept');
-  const old = planRetention(files, { keep: 1000, olderThanMs: 30 * day, maxBytes: 2 ** 30 }, now);
-  t.equal(old.keep.length, 241, 'every file of the last 30 days (3-hourly: 241), none older');
-  const small = planRetention(files, { keep: 1000, olderThanMs: 1000 * day, maxBytes: 10 * 4096 }, now);
-  t.equal(small.keep.length, 10, 'the byte budget');
-  const active = planRetention([{ path: 'live', mtimeMs: now - 60_000, bytes: 2 ** 40 }], { keep: 0, olderThanMs: 0, maxBytes: 0 }, now);
-  t.same(active.keep.map((f) => f.path), ['live'], 'a file written a minute ago stays, whatever the policy');
-});
+t.test(
+  'the plan: the newest 200, none older than 30 days, at most the byte budget, never a file written in the last 10 minutes',
+  async (t) => {
+    const now = 1_000 * day;
+    const files = Array.from({ length: 300 }, (_, i) => ({ path: `f${i}`, mtimeMs: now - i * 3 * 3600 * 1000, bytes: 4096 }));
+    const plan = planRetention(files, { keep: 200, olderThanMs: 30 * day, maxBytes: 2 ** 30 }, now);
+    t.equal(plan.keep.length, 200);
+    t.same(plan.keep.map((f) => f.path).slice(0, 3), ['f0', 'f1', 'f2'], 'the newest are kept');
+    const old = planRetention(files, { keep: 1000, olderThanMs: 30 * day, maxBytes: 2 ** 30 }, now);
+    t.equal(old.keep.length, 241, 'every file of the last 30 days (3-hourly: 241), none older');
+    const small = planRetention(files, { keep: 1000, olderThanMs: 1000 * day, maxBytes: 10 * 4096 }, now);
+    t.equal(small.keep.length, 10, 'the byte budget');
+    const active = planRetention([{ path: 'live', mtimeMs: now - 60_000, bytes: 2 ** 40 }], { keep: 0, olderThanMs: 0, maxBytes: 0 }, now);
+    t.same(
+      active.keep.map((f) => f.path),
+      ['live'],
+      'a file written a minute ago stays, whatever the policy',
+    );
+  },
+);
 
-t.test('after a session, the retention leaves 200 of 260 per kind and removes only the launcher\'s own files', async (t) => {
+t.test("after a session, the retention leaves 200 of 260 per kind and removes only the launcher's own files", async (t) => {
   const dir = await tempDir(t, 'retention-');
   stateDir(dir, 260);
   const result = applyRetention(dir);
@@ -55,22 +62,25 @@ t.test('after a session, the retention leaves 200 of 260 per kind and removes on
   t.ok(existsSync(path.join(dir, 'egress', `ws-link-${hex(0)}.jsonl`)), 'a link stays (and its target is untouched)');
 });
 
-t.test('agent-sandbox prune --dry-run says what would go and removes nothing; prune --older-than 2d --keep 10 removes it; both print the JSON', async (t) => {
-  const dir = await tempDir(t, 'prune-');
-  stateDir(dir, 60);
-  const ledger = path.join(dir, 'ledger.jsonl');
-  const dry = await runBin('agent-sandbox', ['prune', '--ledger', ledger, '--older-than', '2d', '--keep', '10', '--dry-run']);
-  t.equal(dry.exitCode, 0, dry.stderr);
-  const planned = validateDocument(PruneOutput, dry.json, 'stdout');
-  t.equal(planned.removed.length, 100, '50 per kind past the 10 newest');
-  t.equal(readdirSync(path.join(dir, 'logs')).length, 60, 'nothing removed on a dry run');
-  const real = await runBin('agent-sandbox', ['prune', '--ledger', ledger, '--older-than', '2d', '--keep', '10']);
-  const done = validateDocument(PruneOutput, real.json, 'stdout');
-  t.same(done.removed, planned.removed, 'what the dry run said is what went');
-  t.ok(done.bytes > 0, `${done.bytes} bytes freed`);
-  t.equal(readdirSync(path.join(dir, 'logs')).length, 10);
-  t.match(real.stderr, /removed 100 per-session logs/);
-});
+t.test(
+  'agent-sandbox prune --dry-run says what would go and removes nothing; prune --older-than 2d --keep 10 removes it; both print the JSON',
+  async (t) => {
+    const dir = await tempDir(t, 'prune-');
+    stateDir(dir, 60);
+    const ledger = path.join(dir, 'ledger.jsonl');
+    const dry = await runBin('agent-sandbox', ['prune', '--ledger', ledger, '--older-than', '2d', '--keep', '10', '--dry-run']);
+    t.equal(dry.exitCode, 0, dry.stderr);
+    const planned = validateDocument(PruneOutput, dry.json, 'stdout');
+    t.equal(planned.removed.length, 100, '50 per kind past the 10 newest');
+    t.equal(readdirSync(path.join(dir, 'logs')).length, 60, 'nothing removed on a dry run');
+    const real = await runBin('agent-sandbox', ['prune', '--ledger', ledger, '--older-than', '2d', '--keep', '10']);
+    const done = validateDocument(PruneOutput, real.json, 'stdout');
+    t.same(done.removed, planned.removed, 'what the dry run said is what went');
+    t.ok(done.bytes > 0, `${done.bytes} bytes freed`);
+    t.equal(readdirSync(path.join(dir, 'logs')).length, 10);
+    t.match(real.stderr, /removed 100 per-session logs/);
+  },
+);
 
 t.test('prune --help names its flags; a bad value is refused with 80', async (t) => {
   const help = await runBin('agent-sandbox', ['prune', '--help']);

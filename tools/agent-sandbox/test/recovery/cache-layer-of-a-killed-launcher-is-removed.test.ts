@@ -30,13 +30,18 @@ for (const c of cases) {
     await writeFile(path.join(hostCache, 'index'), 'the host cache\n');
     await chownToAgent(hostCache);
     const layers = path.join(fx.root, 'cache-layers', fx.id);
-    const script = 'echo poisoned > "$npm_config_cache/index"; echo poisoned > "$npm_config_cache/poison"; touch "$PWD/.running"; trap "" TERM; sleep 30';
+    const script =
+      'echo poisoned > "$npm_config_cache/index"; echo poisoned > "$npm_config_cache/poison"; touch "$PWD/.running"; trap "" TERM; sleep 30';
     const options = { runtime: 'codex', workspace: fx.id, root: fx.root, ledger: fx.ledger, image, agentBin: '/bin/sh', cache: 'npm' };
-    const child = execa(process.execPath, [driver, JSON.stringify(options), JSON.stringify(['-c', script]), 'never', path.join(fx.base, 'reached')], {
-      env: { ...fx.env, PATH: systemPath },
-      extendEnv: false,
-      reject: false,
-    });
+    const child = execa(
+      process.execPath,
+      [driver, JSON.stringify(options), JSON.stringify(['-c', script]), 'never', path.join(fx.base, 'reached')],
+      {
+        env: { ...fx.env, PATH: systemPath },
+        extendEnv: false,
+        reject: false,
+      },
+    );
     await until('the agent runs', () => existsSync(path.join(fx.workspace, '.running')), 90_000);
     t.same(readdirSync(path.join(layers, 'npm', 'upper')).sort(), ['index', 'poison'], 'the poison is in the layer while the session runs');
     if (c.sentinelToo) {

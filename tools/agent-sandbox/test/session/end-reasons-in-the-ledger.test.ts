@@ -21,7 +21,8 @@ const v2 = cgroupMode() === 'v2';
 // counted in the container's own pids.events, watched while it runs). On v1 rootless is refused.
 const rootful = process.geteuid?.() === 0;
 /** How the kernel names the session's parent: a path with cgroupfs, a slice with systemd (dashes escaped). */
-const parentPattern = (label: string) => (v2 ? `/agent_sandbox\\.slice/agent_sandbox-astest\\\\x2d${label}\\\\x2d[0-9a-f]+\\.slice` : `/agent-sandbox/astest-${label}-[0-9a-f]+`);
+const parentPattern = (label: string) =>
+  v2 ? `/agent_sandbox\\.slice/agent_sandbox-astest\\\\x2d${label}\\\\x2d[0-9a-f]+\\.slice` : `/agent-sandbox/astest-${label}-[0-9a-f]+`;
 
 interface Row {
   claim: string;
@@ -36,13 +37,15 @@ interface Row {
 }
 
 async function running(name: string): Promise<boolean> {
-  const out = await runPodman(['ps', '--filter', `name=^${name}$`, '--filter', 'status=running', '--format', '{{.Names}}'], { expect: 'any' });
+  const out = await runPodman(['ps', '--filter', `name=^${name}$`, '--filter', 'status=running', '--format', '{{.Names}}'], {
+    expect: 'any',
+  });
   return out.stdout.trim() === name;
 }
 
 /** Until podman reports the container running (a minute at most: the VM tier's guest is slow). */
 async function untilRunning(name: string): Promise<void> {
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
     if (await running(name)) return;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -58,7 +61,12 @@ const rows: Row[] = [
     exitCode: 137,
     reason: 'oom-killed',
     check: (t, line) => {
-      t.match(line.evidence.basis, rootful ? new RegExp(`^kernel log: oom-kill:.*oom_memcg=${parentPattern('oom')}/libpod-[0-9a-f]{64}`) : /^cgroup counter memory\.events:oom_kill = [1-9]/);
+      t.match(
+        line.evidence.basis,
+        rootful
+          ? new RegExp(`^kernel log: oom-kill:.*oom_memcg=${parentPattern('oom')}/libpod-[0-9a-f]{64}`)
+          : /^cgroup counter memory\.events:oom_kill = [1-9]/,
+      );
       t.ok(line.peak.memoryBytes >= 90 * 1024 * 1024, `the peak (${line.peak.memoryBytes}) is at the 96m limit`);
     },
   },
@@ -72,7 +80,12 @@ const rows: Row[] = [
     exitCode: 0,
     reason: 'pids-limit',
     check: (t, line) => {
-      t.match(line.evidence.basis, rootful ? new RegExp(`^kernel log: cgroup: fork rejected by pids controller in ${parentPattern('forkbomb')}/libpod-`) : /^cgroup counter pids\.events:max = [1-9]/);
+      t.match(
+        line.evidence.basis,
+        rootful
+          ? new RegExp(`^kernel log: cgroup: fork rejected by pids controller in ${parentPattern('forkbomb')}/libpod-`)
+          : /^cgroup counter pids\.events:max = [1-9]/,
+      );
       t.ok(line.peak.pids >= 28 && line.peak.pids <= 33, `peak pids ${line.peak.pids} is at the limit 32`);
     },
   },
@@ -114,7 +127,8 @@ const rows: Row[] = [
     },
   },
   {
-    claim: 'a writer with no end under --disk is stopped: disk-limit, and what it left on the disk (du, after the session) is over the ceiling by less than the measured overshoot',
+    claim:
+      'a writer with no end under --disk is stopped: disk-limit, and what it left on the disk (du, after the session) is over the ceiling by less than the measured overshoot',
     label: 'disk',
     flags: ['--disk', '128m'],
     script: 'trap "" TERM; dd if=/dev/zero of=/sandbox/workspaces/$AGENT_SANDBOX_SESSION/fill bs=1M 2>/dev/null; sleep 60',
@@ -124,11 +138,19 @@ const rows: Row[] = [
       // Measured here, from the world: what the session's workspace and home hold now that it is over.
       const dirs = [fx.workspace, path.join(fx.root, 'homes', fx.id)].filter((d) => existsSync(d));
       const du = await execa('du', ['-s', '--block-size=1', ...dirs]);
-      const onDisk = String(du.stdout).split('\n').reduce((sum, l) => sum + Number(l.split('\t')[0]), 0);
+      const onDisk = String(du.stdout)
+        .split('\n')
+        .reduce((sum, l) => sum + Number(l.split('\t')[0]), 0);
       t.ok(onDisk > 128 * 1024 * 1024, `du: the session left ${onDisk} bytes, over the 128m ceiling (the writer ran into it)`);
-      t.ok(onDisk < 1024 * 1024 * 1024, `and it was stopped before 1 GiB (overshoot ${Math.round((onDisk - 128 * 1024 * 1024) / 1048576)} MiB by du)`);
+      t.ok(
+        onDisk < 1024 * 1024 * 1024,
+        `and it was stopped before 1 GiB (overshoot ${Math.round((onDisk - 128 * 1024 * 1024) / 1048576)} MiB by du)`,
+      );
       const written = line.evidence.disk.writtenBytes;
-      t.ok(written > 128 * 1024 * 1024 && written <= onDisk, `the ledger's writtenBytes (${written}) is over the ceiling and no more than du found`);
+      t.ok(
+        written > 128 * 1024 * 1024 && written <= onDisk,
+        `the ledger's writtenBytes (${written}) is over the ceiling and no more than du found`,
+      );
       t.equal(line.evidence.disk.mechanism, 'watchdog');
     },
   },
@@ -158,12 +180,17 @@ for (const row of rows) {
     const fx = await sessionFixture(t, row.label);
     const began = Date.now();
     const flags = fx.flags.filter((f, i, all) => f !== '--agent-bin' && all[i - 1] !== '--agent-bin');
-    const running = fx.run(['run', ...flags, '--image', image, '--agent-bin', '/bin/sh', ...row.flags, '--', '-c', row.script], { timeoutMs: 180_000 });
+    const running = fx.run(['run', ...flags, '--image', image, '--agent-bin', '/bin/sh', ...row.flags, '--', '-c', row.script], {
+      timeoutMs: 180_000,
+    });
     await row.meanwhile?.(fx);
     const out = await running;
     const ms = Date.now() - began;
     const statuses = Array.isArray(row.exitCode) ? row.exitCode : [row.exitCode];
-    t.ok(statuses.includes(out.exitCode!), `the status passes through: ${out.exitCode} (stderr: ${out.stderr.trim().split('\n').slice(-3).join(' | ')})`);
+    t.ok(
+      statuses.includes(out.exitCode!),
+      `the status passes through: ${out.exitCode} (stderr: ${out.stderr.trim().split('\n').slice(-3).join(' | ')})`,
+    );
     const lines = fx.ledgerLines();
     t.equal(lines.length, 1, 'one ledger line');
     t.doesNotThrow(() => validateDocument(LedgerLine, lines[0], 'ledger'), 'it matches the ledger schema');

@@ -13,7 +13,6 @@ import { git } from '@agent-sandbox/testkit';
 /** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
 const requirements = sessionNeeds({ commands: ['git'] });
 
-
 /** <base>/repos/main (owned by root, one commit) and its worktree <root>/workspaces/<id>-wt (owned by uid 1000). */
 async function outsideWorktree(fx: SessionFixture) {
   const repos = path.join(fx.base, 'repos');
@@ -56,7 +55,9 @@ t.test('--git-root permits it: the repository is mounted at its own path and git
     'and the real common dir is there read-only',
   );
   t.ok(plan.runPlan.env.includes('GIT_CONFIG_COUNT'), 'git configuration is passed by name');
-  const values = Object.entries(plan.containerEnv).filter(([k]) => k.startsWith('GIT_CONFIG_VALUE_')).map(([, v]) => v);
+  const values = Object.entries(plan.containerEnv)
+    .filter(([k]) => k.startsWith('GIT_CONFIG_VALUE_'))
+    .map(([, v]) => v);
   t.ok(values.includes(`/sandbox/workspaces/${wt.id}`), `safe.directory for the workspace: ${JSON.stringify(plan.containerEnv)}`);
 });
 

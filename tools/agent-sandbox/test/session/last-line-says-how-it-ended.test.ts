@@ -29,8 +29,15 @@ t.test('a session the broker refused ends with a line naming the host, the count
   const out = await fx.run(['run', ...without(fx.flags, '--agent-bin'), '--agent-bin', 'node', '--', '-e', connects]);
   t.equal(out.exitCode, 3, out.stderr);
   t.match(out.stdout, /^HTTP\/1\.1 403/m, 'the broker answered the agent');
-  t.equal(lastLine(out.stderr), `agent-sandbox: session ${fx.id} ended: exit 3, exited; egress: refused blocked.example x3 (not-allowlisted)`);
-  t.match(fx.ledgerLines().at(-1), { egress: { summary: { refused: [{ host: 'blocked.example', rule: 'not-allowlisted', count: 3 }] } } }, 'the line says what the ledger says');
+  t.equal(
+    lastLine(out.stderr),
+    `agent-sandbox: session ${fx.id} ended: exit 3, exited; egress: refused blocked.example x3 (not-allowlisted)`,
+  );
+  t.match(
+    fx.ledgerLines().at(-1),
+    { egress: { summary: { refused: [{ host: 'blocked.example', rule: 'not-allowlisted', count: 3 }] } } },
+    'the line says what the ledger says',
+  );
   t.notMatch(out.stderr, /^\s*[{[]/m, 'no JSON document on stderr');
 });
 

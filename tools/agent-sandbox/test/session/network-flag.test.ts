@@ -7,7 +7,17 @@ import { sessionNeeds, sessionFixture } from '../fixtures/session-fixture.js';
 /** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
 const requirements = sessionNeeds({ images: [] });
 
-const refused = ['host', 'bridge', 'slirp4netns', 'container:other', 'ns:/proc/1/ns/net', 'ns:/run/netns/../x', 'ns:/run/netns/', 'pasta', ''];
+const refused = [
+  'host',
+  'bridge',
+  'slirp4netns',
+  'container:other',
+  'ns:/proc/1/ns/net',
+  'ns:/run/netns/../x',
+  'ns:/run/netns/',
+  'pasta',
+  '',
+];
 let rows = 0;
 
 for (const value of refused) {

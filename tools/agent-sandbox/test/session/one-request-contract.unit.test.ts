@@ -9,7 +9,8 @@ import { LaunchRequest, SessionRequest } from '@agent-sandbox/shared/validators/
 import { crossingSsh, parseRequest, requestOfSession, sessionFlags, sessionIdentity, sessionRequestOf } from '../../dist/index.js';
 
 const env = { HOME: '/home/u' };
-const parse = (flags: Record<string, unknown>, rest: string[] = []) => parseRequest('run', { runtime: 'codex', workspace: 's1', ...flags }, rest, env, ['node', 'agent-sandbox', 'run']);
+const parse = (flags: Record<string, unknown>, rest: string[] = []) =>
+  parseRequest('run', { runtime: 'codex', workspace: 's1', ...flags }, rest, env, ['node', 'agent-sandbox', 'run']);
 const properties = (schema: { properties: Record<string, { type?: string; anyOf?: unknown[] }> }) => schema.properties;
 
 t.test('every flag fills a field of the schema, with the kind of value the schema takes', async (t) => {
@@ -28,12 +29,39 @@ t.test('every flag fills a field of the schema, with the kind of value the schem
 t.test('a request made from flags is one the schema holds, defaults and all', async (t) => {
   const requests = [
     parse({}),
-    parse({ memory: '1g', disk: '2g', allowHost: ['registry.npmjs.org'], gitRoot: '/srv/repos', caFile: '/etc/ca.pem', ledger: '/var/log/l.jsonl', hosts: '/etc/hosts.json', verbose: true, allowExpiring: true }, ['exec', 'x']),
+    parse(
+      {
+        memory: '1g',
+        disk: '2g',
+        allowHost: ['registry.npmjs.org'],
+        gitRoot: '/srv/repos',
+        caFile: '/etc/ca.pem',
+        ledger: '/var/log/l.jsonl',
+        hosts: '/etc/hosts.json',
+        verbose: true,
+        allowExpiring: true,
+      },
+      ['exec', 'x'],
+    ),
     parse({ network: 'ns:/run/netns/n', egress: undefined }),
   ];
   for (const r of requests) t.ok(LaunchRequest(r), JSON.stringify(LaunchRequest.errors));
-  t.match(requests[1], { gitRoots: ['/srv/repos'], allowHosts: ['registry.npmjs.org'], ledgerFile: '/var/log/l.jsonl', logDir: '/var/log/logs', registryFile: '/etc/hosts.json', registryExplicit: true, diskGiven: true, agentArgs: ['exec', 'x'] });
-  t.match(requests[0], { registryFile: '/home/u/.config/agent-sandbox/hosts.json', registryExplicit: false, machineIdFile: '/etc/machine-id', selfArgv: ['node', 'agent-sandbox', 'run'] });
+  t.match(requests[1], {
+    gitRoots: ['/srv/repos'],
+    allowHosts: ['registry.npmjs.org'],
+    ledgerFile: '/var/log/l.jsonl',
+    logDir: '/var/log/logs',
+    registryFile: '/etc/hosts.json',
+    registryExplicit: true,
+    diskGiven: true,
+    agentArgs: ['exec', 'x'],
+  });
+  t.match(requests[0], {
+    registryFile: '/home/u/.config/agent-sandbox/hosts.json',
+    registryExplicit: false,
+    machineIdFile: '/etc/machine-id',
+    selfArgv: ['node', 'agent-sandbox', 'run'],
+  });
 });
 
 t.test('refusals name the flag and say what was expected, in words', async (t) => {
@@ -58,26 +86,68 @@ t.test('the fields that cross ssh are exactly the ones the launch and session re
   const session = Object.keys(properties(SessionRequestSchema as never));
   t.same([...crossingSsh].sort(), launch.filter((k) => session.includes(k)).sort());
   const json = (schema: unknown, field: string) => JSON.stringify(properties(schema as never)[field]);
-  for (const field of crossingSsh) t.equal(json(SessionRequestSchema, field), json(LaunchRequestSchema, field), `${field}: one schema in both`);
+  for (const field of crossingSsh)
+    t.equal(json(SessionRequestSchema, field), json(LaunchRequestSchema, field), `${field}: one schema in both`);
 });
 
-t.test('a request sent to a node is the same session there, with the node\'s root, ledger and defaults', async (t) => {
+t.test("a request sent to a node is the same session there, with the node's root, ledger and defaults", async (t) => {
   const local = parse({ account: 'work', memory: '1g', agentBin: '/bin/sh', verbose: true }, ['-c', 'true']);
   const sent = sessionRequestOf(local, 'a'.repeat(32));
   t.ok(SessionRequest(sent), JSON.stringify(SessionRequest.errors));
-  t.same(sent, { version: 1, nodeMachineId: 'a'.repeat(32), workspaceId: 's1', runtime: 'codex', account: 'work', limits: local.limits, image: local.image, agentBin: '/bin/sh', agentArgs: ['-c', 'true'], verbose: true });
+  t.same(sent, {
+    version: 1,
+    nodeMachineId: 'a'.repeat(32),
+    workspaceId: 's1',
+    runtime: 'codex',
+    account: 'work',
+    limits: local.limits,
+    image: local.image,
+    agentBin: '/bin/sh',
+    agentArgs: ['-c', 'true'],
+    verbose: true,
+  });
   t.notOk('verbose' in sessionRequestOf(parse({}), 'a'.repeat(32)), 'verbose crosses only when asked for');
-  const node = requestOfSession(sent, { root: '/srv/node/sandbox', ledgerFile: '/srv/node/ledger.jsonl', machineIdFile: '/etc/machine-id', env: { HOME: '/srv/node' } });
+  const node = requestOfSession(sent, {
+    root: '/srv/node/sandbox',
+    ledgerFile: '/srv/node/ledger.jsonl',
+    machineIdFile: '/etc/machine-id',
+    env: { HOME: '/srv/node' },
+  });
   t.ok(LaunchRequest(node));
   for (const field of crossingSsh) t.same(node[field], local[field], `${field} arrives as sent`);
-  t.match(node, { mode: 'receive', workspace: 's1', root: '/srv/node/sandbox', ledgerFile: '/srv/node/ledger.jsonl', logDir: '/srv/node/logs', network: 'none', egress: 'runtime', allowHosts: [], gitRoots: [], allowExpiring: false, diskGiven: true, selfArgv: [] });
-  t.throws(() => requestOfSession({ ...sent, image: 'x y' } as never, { root: '/r', ledgerFile: '/l', machineIdFile: '/m', env: {} }), { exitCode: 80, message: /^request\.image: expected / }, 'a node names the request field');
+  t.match(node, {
+    mode: 'receive',
+    workspace: 's1',
+    root: '/srv/node/sandbox',
+    ledgerFile: '/srv/node/ledger.jsonl',
+    logDir: '/srv/node/logs',
+    network: 'none',
+    egress: 'runtime',
+    allowHosts: [],
+    gitRoots: [],
+    allowExpiring: false,
+    diskGiven: true,
+    selfArgv: [],
+  });
+  t.throws(
+    () => requestOfSession({ ...sent, image: 'x y' } as never, { root: '/r', ledgerFile: '/l', machineIdFile: '/m', env: {} }),
+    { exitCode: 80, message: /^request\.image: expected / },
+    'a node names the request field',
+  );
 });
 
 t.test('one builder makes the identity: from a request, or from what a refusal could read', async (t) => {
   const request = parse({ account: 'work' });
   const id = sessionIdentity(request, 'node1', 'podman-rootful');
-  t.match(id, { sessionId: 's1', runtime: 'codex', account: 'work', host: 'node1', containment: 'podman-rootful', image: request.image, limits: request.limits });
+  t.match(id, {
+    sessionId: 's1',
+    runtime: 'codex',
+    account: 'work',
+    host: 'node1',
+    containment: 'podman-rootful',
+    image: request.image,
+    limits: request.limits,
+  });
   t.match(id.runId, /^[0-9a-f]{16}$/);
   t.not(sessionIdentity(request).runId, id.runId, 'a fresh run id each time');
   t.match(sessionIdentity({ workspace: '/r/workspaces/fix-1' }), { sessionId: 'fix-1', host: 'unknown', containment: null, account: null });

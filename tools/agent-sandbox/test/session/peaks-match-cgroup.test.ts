@@ -27,7 +27,10 @@ function workload(mib: number, procs: number, loops: number): string {
 }
 
 function within(t: Test, what: string, got: number | null, want: number, fraction: number) {
-  t.ok(got !== null && Math.abs(got - want) <= want * fraction, `${what}: the ledger says ${got}, the container's cgroup recorded ${want} (within ${fraction * 100}%)`);
+  t.ok(
+    got !== null && Math.abs(got - want) <= want * fraction,
+    `${what}: the ledger says ${got}, the container's cgroup recorded ${want} (within ${fraction * 100}%)`,
+  );
 }
 
 const rows = [
@@ -36,19 +39,38 @@ const rows = [
 ];
 
 for (const row of rows) {
-  t.test(`peaks of a ${row.mib} MiB, ${row.procs}-process workload are within 10% of the container cgroup's own counters`, requirements, async (t) => {
-    const fx = await sessionFixture(t, `peak-${row.label}`);
-    const flags = fx.flags.filter((f, i, all) => f !== '--agent-bin' && all[i - 1] !== '--agent-bin');
-    const out = await fx.run(['run', ...flags, '--image', 'localhost/agent-sandbox:latest', '--memory', '512m', '--agent-bin', '/bin/sh', '--', '-c', workload(row.mib, row.procs, row.loops)], { timeoutMs: 180_000 });
-    t.equal(out.exitCode, 0, out.stderr);
-    const [memory, pids, cpuNs] = readFileSync(path.join(fx.workspace, '.own'), 'utf8').trim().split(/\s+/).map(Number);
-    const [line] = fx.ledgerLines();
-    t.equal(line.reason, 'exited');
-    t.ok(memory! >= row.mib * 1024 * 1024, 'the workload really allocated its size');
-    t.ok(pids! >= row.procs, 'the workload really spawned its processes');
-    within(t, 'memory', line.peak.memoryBytes, memory!, 0.1);
-    within(t, 'pids', line.peak.pids, pids!, 0.1);
-    // The container's own counter was read just before it exited; ours also has the exit and runc teardown.
-    within(t, 'cpu', line.peak.cpuSeconds, cpuNs! / 1e9, 0.15);
-  });
+  t.test(
+    `peaks of a ${row.mib} MiB, ${row.procs}-process workload are within 10% of the container cgroup's own counters`,
+    requirements,
+    async (t) => {
+      const fx = await sessionFixture(t, `peak-${row.label}`);
+      const flags = fx.flags.filter((f, i, all) => f !== '--agent-bin' && all[i - 1] !== '--agent-bin');
+      const out = await fx.run(
+        [
+          'run',
+          ...flags,
+          '--image',
+          'localhost/agent-sandbox:latest',
+          '--memory',
+          '512m',
+          '--agent-bin',
+          '/bin/sh',
+          '--',
+          '-c',
+          workload(row.mib, row.procs, row.loops),
+        ],
+        { timeoutMs: 180_000 },
+      );
+      t.equal(out.exitCode, 0, out.stderr);
+      const [memory, pids, cpuNs] = readFileSync(path.join(fx.workspace, '.own'), 'utf8').trim().split(/\s+/).map(Number);
+      const [line] = fx.ledgerLines();
+      t.equal(line.reason, 'exited');
+      t.ok(memory! >= row.mib * 1024 * 1024, 'the workload really allocated its size');
+      t.ok(pids! >= row.procs, 'the workload really spawned its processes');
+      within(t, 'memory', line.peak.memoryBytes, memory!, 0.1);
+      within(t, 'pids', line.peak.pids, pids!, 0.1);
+      // The container's own counter was read just before it exited; ours also has the exit and runc teardown.
+      within(t, 'cpu', line.peak.cpuSeconds, cpuNs! / 1e9, 0.15);
+    },
+  );
 }

@@ -83,12 +83,18 @@ t.test('a published port carries a real HTTP exchange while the container reache
   const root = ['--root', fx.root];
   const hostPort = await freeLoopbackPort();
   const script = `${agentScript(target)}\nsetInterval(() => {}, 1000);`;
-  const session = fx.run(['run', ...flags, '--image', image, '--publish', `${hostPort}:8080`, '--agent-bin', 'node', '--', '-e', script], { timeoutMs: 180_000 });
+  const session = fx.run(['run', ...flags, '--image', image, '--publish', `${hostPort}:8080`, '--agent-bin', 'node', '--', '-e', script], {
+    timeoutMs: 180_000,
+  });
   await until('the agent serves', () => existsSync(path.join(fx.workspace, '.running')), 90_000);
 
   const answers: { status: number; body: string }[] = [];
   for (let i = 0; i < 5; i += 1) answers.push(await get(hostPort, `/hello-${i}`));
-  t.same(answers, [0, 1, 2, 3, 4].map((i) => ({ status: 200, body: `from inside: /hello-${i}` })), `127.0.0.1:${hostPort} answers from the agent's server, five exchanges in a row`);
+  t.same(
+    answers,
+    [0, 1, 2, 3, 4].map((i) => ({ status: 200, body: `from inside: /hello-${i}` })),
+    `127.0.0.1:${hostPort} answers from the agent's server, five exchanges in a row`,
+  );
   const parallel = await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map((i) => get(hostPort, `/p${i}`)));
   t.same(parallel.map((a) => a.body).sort(), [0, 1, 2, 3, 4, 5, 6, 7].map((i) => `from inside: /p${i}`).sort(), 'and eight at once');
 

@@ -37,7 +37,10 @@ for (const status of [0, 7, 143]) {
     t.ok(Date.parse(line.endedAt) >= Date.parse(line.startedAt), 'start and end');
     t.notMatch(readFileSync(fx.ledger, 'utf8'), canary, 'the secret is not in the ledger');
     t.notMatch(out.stdout + out.stderr, canary, 'nor in any output');
-    t.notOk(existsSync(`${fx.root}/homes/${fx.id}/.codex/auth.json`), 'the installed credential copy does not outlive the session on the host');
+    t.notOk(
+      existsSync(`${fx.root}/homes/${fx.id}/.codex/auth.json`),
+      'the installed credential copy does not outlive the session on the host',
+    );
     t.notOk(existsSync(`${fx.root}/secrets/${fx.id}/codex`), 'the staged copy is removed');
   });
 }
@@ -63,7 +66,21 @@ t.test('plan prints the composed plan and runs nothing', requirements, async (t)
   t.equal(out.exitCode, 0, out.stderr);
   const plan = JSON.parse(out.stdout);
   t.match(plan, { ok: true, sessionId: fx.id, containment: 'podman-rootful', workdir: `/sandbox/workspaces/${fx.id}` });
-  t.same(plan.command, ['egress-relay', '--socket', '/run/sandbox-egress/egress.sock', '--listen', '127.0.0.1:3128', '--', `/sandbox/workspaces/${fx.id}/stub-agent.sh`, '0', fx.hostMarker], 'the agent command is the container command, behind the egress relay');
+  t.same(
+    plan.command,
+    [
+      'egress-relay',
+      '--socket',
+      '/run/sandbox-egress/egress.sock',
+      '--listen',
+      '127.0.0.1:3128',
+      '--',
+      `/sandbox/workspaces/${fx.id}/stub-agent.sh`,
+      '0',
+      fx.hostMarker,
+    ],
+    'the agent command is the container command, behind the egress relay',
+  );
   t.equal(plan.argv.filter((a: string) => a === 'run').length, 1, 'a podman run argv');
   t.ok(plan.argv.includes('--cap-drop=ALL'));
   t.same(
@@ -71,7 +88,12 @@ t.test('plan prints the composed plan and runs nothing', requirements, async (t)
     ['/run/sandbox-egress', '/sandbox-secrets/codex/auth.json', '/sandbox/home', `/sandbox/workspaces/${fx.id}`].sort(),
     "exactly the workspace, its home, the staged credential and the broker's socket directory",
   );
-  t.ok(plan.mounts.filter((m: { destination: string }) => m.destination.startsWith('/sandbox-secrets') || m.destination === '/run/sandbox-egress').every((m: { readOnly: boolean }) => m.readOnly), 'the credential and the socket directory read-only');
+  t.ok(
+    plan.mounts
+      .filter((m: { destination: string }) => m.destination.startsWith('/sandbox-secrets') || m.destination === '/run/sandbox-egress')
+      .every((m: { readOnly: boolean }) => m.readOnly),
+    'the credential and the socket directory read-only',
+  );
   t.equal(fx.ranInWorkspace(), undefined, 'nothing ran');
   t.equal(fx.ledgerLines().length, 0, 'plan writes no ledger line: no session');
 });

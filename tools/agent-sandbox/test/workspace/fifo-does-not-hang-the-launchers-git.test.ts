@@ -12,7 +12,7 @@ import { makeRepo } from '../fixtures/git-repo.js';
 
 const requirements = sessionNeeds({ commands: ['git', 'mkfifo'] });
 
-t.test('a FIFO .gitignore: the launcher\'s git gives up and says why; list answers, rm --force removes', requirements, async (t) => {
+t.test("a FIFO .gitignore: the launcher's git gives up and says why; list answers, rm --force removes", requirements, async (t) => {
   const fx = await sessionFixture(t, 'fifo');
   const repo = await makeRepo(fx.base);
   const ws = (...args: string[]) => fx.run(['workspace', ...args, '--root', fx.root]);
@@ -20,7 +20,9 @@ t.test('a FIFO .gitignore: the launcher\'s git gives up and says why; list answe
   const workspace = path.join(fx.root, 'workspaces', 'fifo-1');
   await execa('mkfifo', [path.join(workspace, '.gitignore')]);
 
-  const control = await execa('timeout', ['3', 'git', '-c', 'safe.directory=*', '-C', workspace, 'status', '--porcelain'], { reject: false });
+  const control = await execa('timeout', ['3', 'git', '-c', 'safe.directory=*', '-C', workspace, 'status', '--porcelain'], {
+    reject: false,
+  });
   t.equal(control.exitCode, 124, `control: a plain git status there blocks until killed (${control.stderr})`);
 
   const began = Date.now();

@@ -31,27 +31,34 @@ function world(t: { teardown(fn: () => void): void }) {
   return { base, home, user, files, hashes: files.map(sha) };
 }
 
-t.test('links planted at every credential directory and at the entrypoint log are removed as links; the host files keep their bytes', async (t) => {
-  const w = world(t);
-  t.equal(credentialDirs.length, 3, 'three runtimes in the table (.codex, .claude, .config/cursor)');
-  for (const dir of credentialDirs) {
-    mkdirSync(path.dirname(path.join(w.home, dir)), { recursive: true });
-    symlinkSync(path.join(w.user, dir), path.join(w.home, dir));
-  }
-  symlinkSync(w.files[0]!, path.join(w.home, '.agent-sandbox-entrypoint.log'));
-  const taken = takeEntrypointLog(w.home);
-  t.equal(taken.entrypoint, undefined, 'nothing is read through the link at the log');
-  t.same(taken.planted, [{ path: '/sandbox/home/.agent-sandbox-entrypoint.log', target: w.files[0] }]);
-  const installed = [path.join(w.home, credentialTable[0]!.containerPath)];
-  const planted = scrubHome(w.home, installed);
-  t.same(planted.map((p) => p.path).sort(), credentialDirs.map((d) => `/sandbox/home/${d}`).sort(), 'each credential directory named as the session saw it');
-  t.same(planted.map((p) => p.target).sort(), credentialDirs.map((d) => path.join(w.user, d)).sort(), 'with what it pointed at');
-  for (const dir of credentialDirs) t.notOk(existsSync(path.join(w.home, dir)), `${dir} is gone from the home`);
-  t.same(w.files.map(sha), w.hashes, "every host user's credential is byte-identical");
-  t.ok(lstatSync(path.join(w.home, '.config')).isDirectory(), 'the real .config above the cursor link stays');
-});
+t.test(
+  'links planted at every credential directory and at the entrypoint log are removed as links; the host files keep their bytes',
+  async (t) => {
+    const w = world(t);
+    t.equal(credentialDirs.length, 3, 'three runtimes in the table (.codex, .claude, .config/cursor)');
+    for (const dir of credentialDirs) {
+      mkdirSync(path.dirname(path.join(w.home, dir)), { recursive: true });
+      symlinkSync(path.join(w.user, dir), path.join(w.home, dir));
+    }
+    symlinkSync(w.files[0]!, path.join(w.home, '.agent-sandbox-entrypoint.log'));
+    const taken = takeEntrypointLog(w.home);
+    t.equal(taken.entrypoint, undefined, 'nothing is read through the link at the log');
+    t.same(taken.planted, [{ path: '/sandbox/home/.agent-sandbox-entrypoint.log', target: w.files[0] }]);
+    const installed = [path.join(w.home, credentialTable[0]!.containerPath)];
+    const planted = scrubHome(w.home, installed);
+    t.same(
+      planted.map((p) => p.path).sort(),
+      credentialDirs.map((d) => `/sandbox/home/${d}`).sort(),
+      'each credential directory named as the session saw it',
+    );
+    t.same(planted.map((p) => p.target).sort(), credentialDirs.map((d) => path.join(w.user, d)).sort(), 'with what it pointed at');
+    for (const dir of credentialDirs) t.notOk(existsSync(path.join(w.home, dir)), `${dir} is gone from the home`);
+    t.same(w.files.map(sha), w.hashes, "every host user's credential is byte-identical");
+    t.ok(lstatSync(path.join(w.home, '.config')).isDirectory(), 'the real .config above the cursor link stays');
+  },
+);
 
-t.test('the installed copy is removed; another runtime\'s real file in the home is kept', async (t) => {
+t.test("the installed copy is removed; another runtime's real file in the home is kept", async (t) => {
   const w = world(t);
   const [codex, claude] = [credentialTable[0]!, credentialTable[1]!];
   for (const row of [codex, claude]) {
@@ -61,7 +68,7 @@ t.test('the installed copy is removed; another runtime\'s real file in the home 
   const planted = scrubHome(w.home, [path.join(w.home, codex.containerPath)]);
   t.same(planted, [], 'nothing was planted');
   t.notOk(existsSync(path.join(w.home, codex.containerPath)), 'the installed copy is gone');
-  t.ok(existsSync(path.join(w.home, claude.containerPath)), 'a real file at another runtime\'s path is not this session\'s to remove');
+  t.ok(existsSync(path.join(w.home, claude.containerPath)), "a real file at another runtime's path is not this session's to remove");
   t.equal(cleanupPaths(w.home).length, credentialTable.length + 1, 'every runtime and the entrypoint log are watched');
 });
 

@@ -38,9 +38,21 @@ t.test('a workspace resolves to exactly <root>/workspaces/<id>, or is refused (8
   await mkdir(path.join(base, 'elsewhere'), { recursive: true });
   await symlink(path.join(base, 'elsewhere'), path.join(root, 'workspaces', 'escape'));
   await symlink(root, path.join(base, 'root-link'));
-  t.match(await resolveLayout('fix-1', root), { sessionId: 'fix-1', workspace: path.join(root, 'workspaces', 'fix-1'), home: path.join(root, 'homes', 'fix-1') });
-  t.match(await resolveLayout(path.join(root, 'workspaces', 'fix-1'), root), { sessionId: 'fix-1' }, 'the same workspace given as its path');
-  await t.rejects(resolveLayout('fix-1', path.join(base, 'root-link')), { exitCode: 86, message: /is itself a symlink/ }, 'a root that is a link is refused: name the real directory');
+  t.match(await resolveLayout('fix-1', root), {
+    sessionId: 'fix-1',
+    workspace: path.join(root, 'workspaces', 'fix-1'),
+    home: path.join(root, 'homes', 'fix-1'),
+  });
+  t.match(
+    await resolveLayout(path.join(root, 'workspaces', 'fix-1'), root),
+    { sessionId: 'fix-1' },
+    'the same workspace given as its path',
+  );
+  await t.rejects(
+    resolveLayout('fix-1', path.join(base, 'root-link')),
+    { exitCode: 86, message: /is itself a symlink/ },
+    'a root that is a link is refused: name the real directory',
+  );
   const refused: [string, RegExp][] = [
     [path.join(root, 'workspaces', 'fix-1', 'deeper'), /is not directly under/],
     [path.join(root, 'workspaces'), /is not directly under/],

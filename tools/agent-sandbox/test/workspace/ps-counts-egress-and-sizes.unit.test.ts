@@ -11,7 +11,9 @@ t.test('attempts are counted from the log as the broker wrote them', async (t) =
     { decision: 'denied', host: 'evil.example', count: 7 },
     { decision: 'failed', host: 'api.openai.com' },
     { event: 'log-capped' },
-  ].map((l) => JSON.stringify(l)).join('\n');
+  ]
+    .map((l) => JSON.stringify(l))
+    .join('\n');
   t.same(countAttempts(`${log}\n{"decision":"allo`), { reached: 1, refused: 8 });
   t.same(countAttempts(''), { reached: 0, refused: 0 });
 });

@@ -31,7 +31,7 @@ const capLineRoom = 512;
 function fdWriter(fd: number): AttemptWriter {
   return (line) => {
     const bytes = Buffer.from(`${JSON.stringify(line)}\n`);
-    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+    for (let written = 0; written < bytes.length;) written += writeSync(fd, bytes, written);
   };
 }
 
@@ -110,7 +110,12 @@ export class AttemptLog {
     if (this.bytes + size > this.limits.capBytes - capLineRoom) {
       this.capped = true;
       this.droppedLines += 1;
-      const cap: EgressLogCapped = { time: new Date().toISOString(), session: this.session, event: 'log-capped', capBytes: this.limits.capBytes };
+      const cap: EgressLogCapped = {
+        time: new Date().toISOString(),
+        session: this.session,
+        event: 'log-capped',
+        capBytes: this.limits.capBytes,
+      };
       this.bytes += lineBytes(cap);
       this.write(cap);
       return;

@@ -103,15 +103,19 @@ function relay(client: net.Socket, upstream: net.Socket): Promise<{ bytesUp: num
       open -= 1;
       if (open === 0) resolve({ bytesUp: upstream.bytesWritten, bytesDown: upstream.bytesRead });
     };
-    client.on('error', () => upstream.destroy()).once('close', () => {
-      closed();
-      upstream.destroy();
-    });
-    upstream.on('error', () => client.destroy()).once('close', () => {
-      closed();
-      // The upstream is gone: let the client read what was relayed, then close.
-      if (!client.destroyed) client.end(() => client.destroy());
-    });
+    client
+      .on('error', () => upstream.destroy())
+      .once('close', () => {
+        closed();
+        upstream.destroy();
+      });
+    upstream
+      .on('error', () => client.destroy())
+      .once('close', () => {
+        closed();
+        // The upstream is gone: let the client read what was relayed, then close.
+        if (!client.destroyed) client.end(() => client.destroy());
+      });
     client.pipe(upstream);
     upstream.pipe(client);
   });
@@ -124,7 +128,16 @@ function finisher(ctx: AttemptContext, fields: Fields): Finish {
   const time = new Date().toISOString();
   const started = performance.now();
   return (decision, rule, status, bytes = { bytesUp: 0, bytesDown: 0 }) =>
-    ctx.record({ time, session: ctx.session, ...fields, decision, rule, status, ...bytes, durationMs: Math.round((performance.now() - started) * 100) / 100 });
+    ctx.record({
+      time,
+      session: ctx.session,
+      ...fields,
+      decision,
+      rule,
+      status,
+      ...bytes,
+      durationMs: Math.round((performance.now() - started) * 100) / 100,
+    });
 }
 
 /** Handles one client connection; resolves after its line was recorded. */

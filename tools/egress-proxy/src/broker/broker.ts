@@ -64,9 +64,14 @@ async function prepareSocketPath(socketPath: string): Promise<void> {
   const dir = path.dirname(socketPath);
   const info = await lstat(dir).catch(() => undefined);
   if (!info?.isDirectory() || (info.mode & 0o022) !== 0) {
-    throw new ToolError('unsafePath', 'socket-dir-unsafe', `socketPath: ${dir} must be an existing directory (not a symlink) that is not group- or world-writable`, {
-      field: 'socketPath',
-    });
+    throw new ToolError(
+      'unsafePath',
+      'socket-dir-unsafe',
+      `socketPath: ${dir} must be an existing directory (not a symlink) that is not group- or world-writable`,
+      {
+        field: 'socketPath',
+      },
+    );
   }
   const existing = await lstat(socketPath).catch(() => undefined);
   if (!existing) return;
@@ -77,7 +82,8 @@ async function prepareSocketPath(socketPath: string): Promise<void> {
     const probe = net.connect(socketPath, () => resolve(true)).once('error', () => resolve(false));
     probe.once('connect', () => probe.destroy());
   });
-  if (live) throw new ToolError('usage', 'socket-in-use', `socketPath: a process is listening on ${socketPath} already`, { field: 'socketPath' });
+  if (live)
+    throw new ToolError('usage', 'socket-in-use', `socketPath: a process is listening on ${socketPath} already`, { field: 'socketPath' });
   await unlink(socketPath); // a stale socket left by a broker that was killed
 }
 
@@ -92,11 +98,23 @@ async function listen(server: net.Server, socketPath: string): Promise<void> {
 }
 
 /** What each attempt needs from the broker: its policy, resolver, timeouts, record and socket tracking. */
-function attemptContext(config: EgressProxyConfig, policy: Policy, deps: BrokerDeps, stopping: AbortController, sockets: Set<net.Socket>, record: (line: EgressAttempt) => void): AttemptContext {
+function attemptContext(
+  config: EgressProxyConfig,
+  policy: Policy,
+  deps: BrokerDeps,
+  stopping: AbortController,
+  sockets: Set<net.Socket>,
+  record: (line: EgressAttempt) => void,
+): AttemptContext {
   return {
     session: config.sessionId,
     policy,
-    decideDeps: { resolve: deps.resolve, hostInterfaces: deps.hostInterfaces ?? systemInterfaces, resolveTimeoutMs: deps.timeouts?.resolveMs ?? 10_000, signal: stopping.signal },
+    decideDeps: {
+      resolve: deps.resolve,
+      hostInterfaces: deps.hostInterfaces ?? systemInterfaces,
+      resolveTimeoutMs: deps.timeouts?.resolveMs ?? 10_000,
+      signal: stopping.signal,
+    },
     headTimeoutMs: deps.timeouts?.headMs ?? 30_000,
     dialTimeoutMs: deps.timeouts?.dialMs ?? 10_000,
     record,
@@ -123,7 +141,10 @@ export async function startBroker(input: EgressProxyConfig, deps: BrokerDeps): P
   const policy = parsePolicy(config.allow, config.deny);
   await prepareSocketPath(config.socketPath);
   const counter = new SummaryCounter(config.sessionId);
-  const log = new AttemptLog(config.sessionId, deps.write, { ...defaultLogLimits, ...(config.logMaxBytes ? { capBytes: config.logMaxBytes } : {}) });
+  const log = new AttemptLog(config.sessionId, deps.write, {
+    ...defaultLogLimits,
+    ...(config.logMaxBytes ? { capBytes: config.logMaxBytes } : {}),
+  });
   const rate = config.rate ?? defaultRateLimit;
   const stopping = new AbortController();
   const sockets = new Set<net.Socket>();

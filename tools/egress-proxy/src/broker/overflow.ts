@@ -11,7 +11,18 @@ import type { EgressAttempt } from '@agent-sandbox/shared/schemas/egress-proxy';
 /** The line of attempts that never had a request read: refused by the broker itself. */
 export function brokerLine(session: string, rule: string, status: number | null, count = 1): EgressAttempt {
   const none = { method: null, host: null, port: null, address: null, entry: null };
-  return { time: new Date().toISOString(), session, ...none, decision: 'denied', rule, status, bytesUp: 0, bytesDown: 0, durationMs: 0, ...(count > 1 ? { count } : {}) };
+  return {
+    time: new Date().toISOString(),
+    session,
+    ...none,
+    decision: 'denied',
+    rule,
+    status,
+    bytesUp: 0,
+    bytesDown: 0,
+    durationMs: 0,
+    ...(count > 1 ? { count } : {}),
+  };
 }
 
 /** Over the cap: a 503 and the close, without reading the request. */

@@ -21,10 +21,7 @@ export interface SessionBroker extends Broker {
 }
 
 /** Starts the broker for one session: lines appended to config.logPath (or fd 1). */
-export async function startSessionBroker(
-  config: EgressProxyConfig,
-  options: Pick<BrokerDeps, 'timeouts'> = {},
-): Promise<SessionBroker> {
+export async function startSessionBroker(config: EgressProxyConfig, options: Pick<BrokerDeps, 'timeouts'> = {}): Promise<SessionBroker> {
   const log = openAttemptLog(config.logPath);
   let broker: Broker;
   try {
@@ -36,7 +33,6 @@ export async function startSessionBroker(
   let stopped: Promise<EgressSummary> | undefined;
   return {
     ...broker,
-    stop: () =>
-      (stopped ??= broker.stop().finally(() => log.close())),
+    stop: () => (stopped ??= broker.stop().finally(() => log.close())),
   };
 }

@@ -23,10 +23,12 @@ export function parsePublishArgs(argv: string[]): { socketPath: string; ports: n
   for (let i = 0; i < head.length; i += 2) {
     const [flag, value] = [head[i], head[i + 1]];
     if (flag === '--socket' && value?.startsWith('/')) out.socketPath = value;
-    else if (flag === '--port' && /^[0-9]{1,5}$/.test(value ?? '') && Number(value) >= 1 && Number(value) <= 65535) out.ports.push(Number(value));
+    else if (flag === '--port' && /^[0-9]{1,5}$/.test(value ?? '') && Number(value) >= 1 && Number(value) <= 65535)
+      out.ports.push(Number(value));
     else throw new Error(`bad argument ${JSON.stringify(flag)} ${JSON.stringify(value ?? '')}`);
   }
-  if (!out.socketPath || out.ports.length === 0 || out.command.length === 0) throw new Error('--socket, at least one --port and -- CMD are required');
+  if (!out.socketPath || out.ports.length === 0 || out.command.length === 0)
+    throw new Error('--socket, at least one --port and -- CMD are required');
   return out;
 }
 

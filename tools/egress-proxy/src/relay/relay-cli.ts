@@ -44,9 +44,17 @@ function parseListen(value: string): { host: string; port: number } {
 export function parseRelayArgs(argv: string[]): RelayArgs {
   const end = argv.indexOf('--');
   const head = end < 0 ? argv : argv.slice(0, end);
-  const args: RelayArgs = { socketPath: '', host: '127.0.0.1', port: defaultRelayPort, proxyEnv: false, command: end < 0 ? [] : argv.slice(end + 1) };
+  const args: RelayArgs = {
+    socketPath: '',
+    host: '127.0.0.1',
+    port: defaultRelayPort,
+    proxyEnv: false,
+    command: end < 0 ? [] : argv.slice(end + 1),
+  };
   for (let i = 0; i < head.length; i += 1) {
-    const [flag, inline] = head[i]!.includes('=') ? [head[i]!.slice(0, head[i]!.indexOf('=')), head[i]!.slice(head[i]!.indexOf('=') + 1)] : [head[i]!, undefined];
+    const [flag, inline] = head[i]!.includes('=')
+      ? [head[i]!.slice(0, head[i]!.indexOf('=')), head[i]!.slice(head[i]!.indexOf('=') + 1)]
+      : [head[i]!, undefined];
     if (flag === '--proxy-env' && inline === undefined) {
       args.proxyEnv = true;
       continue;

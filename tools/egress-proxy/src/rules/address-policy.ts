@@ -77,7 +77,10 @@ function rulesOfHost(host: readonly HostInterfaceAddress[]): [AddressRule, Block
   if (!own) {
     const addresses = new BlockList();
     for (const h of host) addAddress(addresses, h.address);
-    own = [['host-address', addresses], ['host-network', blockList(host.flatMap((h) => (h.cidr === null ? [] : [h.cidr])))]];
+    own = [
+      ['host-address', addresses],
+      ['host-network', blockList(host.flatMap((h) => (h.cidr === null ? [] : [h.cidr])))],
+    ];
     hostRules.set(host, own);
   }
   return own;

@@ -61,7 +61,13 @@ export async function decide(policy: Policy, target: Target, deps: DecideDeps): 
       return { decision: 'denied', rule, entry: named.entry, address: null, message: `${target.host.text} did not resolve: ${why}` };
     }
     if (addresses.length === 0) {
-      return { decision: 'denied', rule: 'resolve-failed', entry: named.entry, address: null, message: `${target.host.text} has no addresses` };
+      return {
+        decision: 'denied',
+        rule: 'resolve-failed',
+        entry: named.entry,
+        address: null,
+        message: `${target.host.text} has no addresses`,
+      };
     }
   } else {
     addresses = [target.host.text];

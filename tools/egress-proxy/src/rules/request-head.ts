@@ -67,7 +67,9 @@ function rewriteHead(method: string, version: string, authority: string, path: s
 export function parseHead(buffer: Buffer): ParsedHead {
   const end = buffer.indexOf('\r\n\r\n');
   if (end < 0) {
-    return buffer.length >= maxHeadBytes ? { kind: 'invalid', reason: 'the request head is too long', method: null } : { kind: 'incomplete' };
+    return buffer.length >= maxHeadBytes
+      ? { kind: 'invalid', reason: 'the request head is too long', method: null }
+      : { kind: 'incomplete' };
   }
   if (end + 4 > maxHeadBytes) return { kind: 'invalid', reason: 'the request head is too long', method: null };
   const [first = '', ...lines] = buffer.subarray(0, end).toString('latin1').split('\r\n');
@@ -79,9 +81,17 @@ export function parseHead(buffer: Buffer): ParsedHead {
   const rest = buffer.subarray(end + 4);
   if (method === 'CONNECT') {
     const target = parseTarget(uri, defaultPort);
-    return target ? { kind: 'connect', method, target, rest } : { kind: 'invalid', reason: 'CONNECT needs host:port or [IPv6]:port', method };
+    return target
+      ? { kind: 'connect', method, target, rest }
+      : { kind: 'invalid', reason: 'CONNECT needs host:port or [IPv6]:port', method };
   }
   const absolute = parseAbsoluteUri(uri);
   if (!absolute) return { kind: 'invalid', reason: 'not a CONNECT and not an absolute http:// URI', method };
-  return { kind: 'http', method, target: absolute.target, head: rewriteHead(method, version, absolute.authority, absolute.path, headers), rest };
+  return {
+    kind: 'http',
+    method,
+    target: absolute.target,
+    head: rewriteHead(method, version, absolute.authority, absolute.path, headers),
+    rest,
+  };
 }

@@ -19,13 +19,24 @@ t.test('HTTPS to an allowed name: the client sees the real server certificate an
   await broker.stop();
   t.equal(await fi.connections('api', 443), before + 1);
   t.equal(lines.length, 1);
-  t.match(lines[0], { method: 'CONNECT', host: 'api.openai.com', port: 443, address: fi.api.v4, decision: 'allowed', rule: 'allowlisted', entry: 'api.openai.com', status: 200 });
+  t.match(lines[0], {
+    method: 'CONNECT',
+    host: 'api.openai.com',
+    port: 443,
+    address: fi.api.v4,
+    decision: 'allowed',
+    rule: 'allowlisted',
+    entry: 'api.openai.com',
+    status: 200,
+  });
   t.ok(lines[0]!.bytesUp > 200 && lines[0]!.bytesDown > 500, `bytes up ${lines[0]!.bytesUp}, down ${lines[0]!.bytesDown}`);
 });
 
 t.test('the TLS session is end to end: a client that does not trust the test CA refuses the server', async (t) => {
   const { socketPath } = await brokerSession(t, { allow: ['api.openai.com'] }, { fi });
-  await t.rejects(httpsVia(socketPath, 'api.openai.com:443', 'api.openai.com', tls.rootCertificates.join('\n')), { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' });
+  await t.rejects(httpsVia(socketPath, 'api.openai.com:443', 'api.openai.com', tls.rootCertificates.join('\n')), {
+    code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  });
 });
 
 t.test('a websocket upgrade through the tunnel: 101 with the right accept key, and a frame echoed', async (t) => {
@@ -36,7 +47,9 @@ t.test('a websocket upgrade through the tunnel: 101 with the right accept key, a
   const secure = tls.connect({ socket, servername: 'api.openai.com', ca: fi.ca.certPem });
   await new Promise((resolve, reject) => secure.once('secureConnect', resolve).once('error', reject));
   const key = randomBytes(16).toString('base64');
-  secure.write(`GET /v1/realtime HTTP/1.1\r\nHost: api.openai.com\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+  secure.write(
+    `GET /v1/realtime HTTP/1.1\r\nHost: api.openai.com\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+  );
   const reply = await readHead(secure);
   t.equal(reply.status, 101);
   t.equal(reply.headers['sec-websocket-accept'], createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64'));
@@ -62,7 +75,10 @@ t.test('CONNECT to an allowlisted IPv6 literal dials it over IPv6', async (t) =>
 
 t.test('plain http by absolute URI: origin form upstream, Host from the URI (not the client), the reply relayed', async (t) => {
   const { socketPath, lines, broker } = await brokerSession(t, { allow: ['api.openai.com:80'] }, { fi });
-  const reply = await ask(socketPath, 'GET http://api.openai.com/v1/ping?x=1 HTTP/1.1\r\nHost: other-site.example\r\nProxy-Connection: keep-alive\r\n\r\n');
+  const reply = await ask(
+    socketPath,
+    'GET http://api.openai.com/v1/ping?x=1 HTTP/1.1\r\nHost: other-site.example\r\nProxy-Connection: keep-alive\r\n\r\n',
+  );
   t.equal(reply.status, 200);
   t.match(JSON.parse(reply.body), { server: 'api', path: '/v1/ping?x=1', host: 'api.openai.com' });
   await broker.stop();
@@ -70,27 +86,30 @@ t.test('plain http by absolute URI: origin form upstream, Host from the URI (not
 });
 
 for (const inTls of [false, true]) {
-  t.test(`a CONNECT nested in a CONNECT${inTls ? ' (inside the TLS session)' : ''} reaches only the outer upstream: the inner host counts 0`, async (t) => {
-    const { socketPath, lines, broker } = await brokerSession(t, { allow: ['api.openai.com'] }, { fi });
-    const before = { api: await fi.connections('api'), blocked: await fi.connections('blocked') };
-    const socket = await connectBroker(socketPath);
-    socket.write('CONNECT api.openai.com:443 HTTP/1.1\r\n\r\n');
-    const outer = await readHead(socket);
-    t.equal(outer.status, 200);
-    const channel = inTls ? tls.connect({ socket, servername: 'api.openai.com', ca: fi.ca.certPem }) : socket;
-    if (inTls) await new Promise((resolve, reject) => channel.once('secureConnect', resolve).once('error', reject));
-    channel.write(`CONNECT blocked.example:443 HTTP/1.1\r\nHost: blocked.example:443\r\n\r\n`);
-    const inner = await readToEnd(channel);
-    t.notMatch(inner, /^HTTP\/1\.1 200/, 'no tunnel inside the tunnel');
-    if (inTls) t.match(inner, /^HTTP\/1\.1 405/, 'the allowed server itself answered the inner CONNECT');
-    await broker.stop();
-    t.equal(await fi.connections('blocked'), before.blocked, 'blocked.example was never reached');
-    t.equal(await fi.connections('api'), before.api + 1, 'only the outer upstream was dialed');
-    const events = await fi.events();
-    if (inTls) t.match(events.filter((e) => e.event === 'connect-request').pop(), { server: 'api', target: 'blocked.example:443' });
-    t.equal(lines.length, 1, 'one attempt, one line: the broker never parsed the tunnel');
-    t.match(lines[0], { host: 'api.openai.com', decision: 'allowed' });
-  });
+  t.test(
+    `a CONNECT nested in a CONNECT${inTls ? ' (inside the TLS session)' : ''} reaches only the outer upstream: the inner host counts 0`,
+    async (t) => {
+      const { socketPath, lines, broker } = await brokerSession(t, { allow: ['api.openai.com'] }, { fi });
+      const before = { api: await fi.connections('api'), blocked: await fi.connections('blocked') };
+      const socket = await connectBroker(socketPath);
+      socket.write('CONNECT api.openai.com:443 HTTP/1.1\r\n\r\n');
+      const outer = await readHead(socket);
+      t.equal(outer.status, 200);
+      const channel = inTls ? tls.connect({ socket, servername: 'api.openai.com', ca: fi.ca.certPem }) : socket;
+      if (inTls) await new Promise((resolve, reject) => channel.once('secureConnect', resolve).once('error', reject));
+      channel.write(`CONNECT blocked.example:443 HTTP/1.1\r\nHost: blocked.example:443\r\n\r\n`);
+      const inner = await readToEnd(channel);
+      t.notMatch(inner, /^HTTP\/1\.1 200/, 'no tunnel inside the tunnel');
+      if (inTls) t.match(inner, /^HTTP\/1\.1 405/, 'the allowed server itself answered the inner CONNECT');
+      await broker.stop();
+      t.equal(await fi.connections('blocked'), before.blocked, 'blocked.example was never reached');
+      t.equal(await fi.connections('api'), before.api + 1, 'only the outer upstream was dialed');
+      const events = await fi.events();
+      if (inTls) t.match(events.filter((e) => e.event === 'connect-request').pop(), { server: 'api', target: 'blocked.example:443' });
+      t.equal(lines.length, 1, 'one attempt, one line: the broker never parsed the tunnel');
+      t.match(lines[0], { host: 'api.openai.com', decision: 'allowed' });
+    },
+  );
 }
 
 t.test('streamed bytes arrive complete and are counted in the line', async (t) => {

@@ -73,53 +73,98 @@ t.test('the socket directory must be private, and the path must not be taken', a
   await mkdir(open);
   await chmod(open, 0o777);
   const deps = { resolve: noResolve, write: () => undefined };
-  await t.rejects(startBroker({ socketPath: `${open}/s.sock`, sessionId: 's', allow: [] }, deps), { code: 'socket-dir-unsafe', exitCode: 86 });
+  await t.rejects(startBroker({ socketPath: `${open}/s.sock`, sessionId: 's', allow: [] }, deps), {
+    code: 'socket-dir-unsafe',
+    exitCode: 86,
+  });
   const dir = await socketDir(t);
   await symlink(dir, `${base}/link`);
   await t.rejects(startBroker({ socketPath: `${base}/link/s.sock`, sessionId: 's', allow: [] }, deps), { code: 'socket-dir-unsafe' });
   await writeFile(`${dir}/file.sock`, '');
-  await t.rejects(startBroker({ socketPath: `${dir}/file.sock`, sessionId: 's', allow: [] }, deps), { code: 'socket-path-taken', exitCode: 86 });
+  await t.rejects(startBroker({ socketPath: `${dir}/file.sock`, sessionId: 's', allow: [] }, deps), {
+    code: 'socket-path-taken',
+    exitCode: 86,
+  });
   const first = await startBroker({ socketPath: `${dir}/s.sock`, sessionId: 's', allow: [] }, deps);
   await t.rejects(startBroker({ socketPath: `${dir}/s.sock`, sessionId: 's', allow: [] }, deps), { code: 'socket-in-use' });
   await first.stop();
-  await t.rejects(startBroker({ socketPath: `${dir}/s.sock`, sessionId: 's', allow: ['*.com'] }, deps), { code: 'invalid-field', exitCode: 80 });
+  await t.rejects(startBroker({ socketPath: `${dir}/s.sock`, sessionId: 's', allow: ['*.com'] }, deps), {
+    code: 'invalid-field',
+    exitCode: 80,
+  });
 });
 
 t.test('a stale socket left by a killed broker is replaced', async (t) => {
   const dir = await socketDir(t);
   // Closing a listener removes its file; a killed process leaves it behind.
-  await execa(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(`${dir}/k.sock`)}, () => process.kill(process.pid, 'SIGKILL'))`], { reject: false });
+  await execa(
+    process.execPath,
+    ['-e', `require('net').createServer().listen(${JSON.stringify(`${dir}/k.sock`)}, () => process.kill(process.pid, 'SIGKILL'))`],
+    { reject: false },
+  );
   t.ok(existsSync(`${dir}/k.sock`), 'the killed process left its socket file');
-  const broker = await startBroker({ socketPath: `${dir}/k.sock`, sessionId: 's', allow: [] }, { resolve: noResolve, write: () => undefined });
+  const broker = await startBroker(
+    { socketPath: `${dir}/k.sock`, sessionId: 's', allow: [] },
+    { resolve: noResolve, write: () => undefined },
+  );
   t.equal((await ask(`${dir}/k.sock`, 'CONNECT x.example:443 HTTP/1.1\r\n\r\n')).status, 403);
   await broker.stop();
 });
 
-t.test('the CLI: SIGTERM stops it; its stdout is the summary document; the log file has one line per attempt; the socket is gone', async (t) => {
-  const dir = await socketDir(t);
-  const config = { socketPath: `${dir}/s.sock`, sessionId: 'astest-cli', allow: [`${fi.api.v4}:22`, '127.0.0.1:22'], logPath: `${dir}/egress.jsonl` };
-  const child = execa(binPath('egress-proxy'), ['serve'], { input: JSON.stringify(config), reject: false });
-  t.teardown(() => void child.kill('SIGKILL'));
-  await untilBrokerListens(child);
-  const requests = [`CONNECT ${fi.api.v4}:22 HTTP/1.1\r\n\r\n`, 'CONNECT blocked.example:443 HTTP/1.1\r\n\r\n', 'CONNECT 127.0.0.1:22 HTTP/1.1\r\n\r\n', 'nonsense\r\n\r\n'];
-  for (const request of requests) await ask(config.socketPath, request);
-  child.kill('SIGTERM');
-  const result = await child;
-  t.equal(result.exitCode, 0, String(result.stderr));
-  const output = validateDocument(EgressServeOutput, JSON.parse(String(result.stdout)), 'stdout');
-  t.match(output.summary, { session: 'astest-cli', attempts: 4, allowed: 1, denied: 3, reached: [{ host: fi.api.v4, port: 22, connections: 1 }] });
-  const lines = readFileSync(config.logPath, 'utf8').trim().split('\n').map((l) => validateDocument(EgressAttempt, JSON.parse(l), 'line'));
-  t.same(lines.map((l) => l.rule), ['allowlisted', 'not-allowlisted', 'loopback', 'bad-request']);
-  t.notOk(existsSync(config.socketPath), 'the socket is removed');
-  t.match(String(result.stderr), /stopped \(SIGTERM\)/);
-});
+t.test(
+  'the CLI: SIGTERM stops it; its stdout is the summary document; the log file has one line per attempt; the socket is gone',
+  async (t) => {
+    const dir = await socketDir(t);
+    const config = {
+      socketPath: `${dir}/s.sock`,
+      sessionId: 'astest-cli',
+      allow: [`${fi.api.v4}:22`, '127.0.0.1:22'],
+      logPath: `${dir}/egress.jsonl`,
+    };
+    const child = execa(binPath('egress-proxy'), ['serve'], { input: JSON.stringify(config), reject: false });
+    t.teardown(() => void child.kill('SIGKILL'));
+    await untilBrokerListens(child);
+    const requests = [
+      `CONNECT ${fi.api.v4}:22 HTTP/1.1\r\n\r\n`,
+      'CONNECT blocked.example:443 HTTP/1.1\r\n\r\n',
+      'CONNECT 127.0.0.1:22 HTTP/1.1\r\n\r\n',
+      'nonsense\r\n\r\n',
+    ];
+    for (const request of requests) await ask(config.socketPath, request);
+    child.kill('SIGTERM');
+    const result = await child;
+    t.equal(result.exitCode, 0, String(result.stderr));
+    const output = validateDocument(EgressServeOutput, JSON.parse(String(result.stdout)), 'stdout');
+    t.match(output.summary, {
+      session: 'astest-cli',
+      attempts: 4,
+      allowed: 1,
+      denied: 3,
+      reached: [{ host: fi.api.v4, port: 22, connections: 1 }],
+    });
+    const lines = readFileSync(config.logPath, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => validateDocument(EgressAttempt, JSON.parse(l), 'line'));
+    t.same(
+      lines.map((l) => l.rule),
+      ['allowlisted', 'not-allowlisted', 'loopback', 'bad-request'],
+    );
+    t.notOk(existsSync(config.socketPath), 'the socket is removed');
+    t.match(String(result.stderr), /stopped \(SIGTERM\)/);
+  },
+);
 
 t.test('the CLI stops by itself when its parent is killed (a launcher killed with SIGKILL cannot stop it)', async (t) => {
   const dir = await socketDir(t);
   await writeFile(`${dir}/config.json`, JSON.stringify({ socketPath: `${dir}/s.sock`, sessionId: 'orphan', allow: [] }));
   // sh (the launcher) starts the broker in the background, then is SIGKILLed once the broker
   // listens (it captured its parent before listening): the broker is reparented.
-  const sh = execa('sh', ['-c', `"$0" serve < "$1/config.json" > "$1/out.json" 2>"$1/err" & echo $!; exec sleep 60`, binPath('egress-proxy'), dir], { reject: false });
+  const sh = execa(
+    'sh',
+    ['-c', `"$0" serve < "$1/config.json" > "$1/out.json" 2>"$1/err" & echo $!; exec sleep 60`, binPath('egress-proxy'), dir],
+    { reject: false },
+  );
   const pid = await new Promise<number>((resolve) => sh.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
   for (let i = 0; i < 200 && !existsSync(`${dir}/s.sock`); i += 1) await new Promise((r) => setTimeout(r, 50));
   t.ok(existsSync(`${dir}/s.sock`), 'the broker was listening while its parent lived');

@@ -18,28 +18,31 @@ t.test('11 denials at once under 2/s with a burst of 5: all answered 403, 6 wait
   t.match(summary, { attempts: 11, denied: 11, rate: { perSecond: 2, burst: 5, delayed: 6 } });
 });
 
-t.test('40 silent connections at once with maxConnections 10: 10 held, every other one refused or closed unread, and each counted as too-many-connections', async (t) => {
-  const { socketPath, broker } = await brokerSession(t, { allow: [], maxConnections: 10 });
-  const holders: net.Socket[] = [];
-  const ends = await Promise.all(
-    Array.from({ length: 40 }, async () => {
-      const socket = await connectBroker(socketPath).catch(() => undefined);
-      if (!socket) return 'refused at connect';
-      holders.push(socket);
-      return await new Promise<string>((resolve) => {
-        let data = '';
-        socket.on('data', (d: Buffer) => (data += d.toString('latin1'))).on('error', () => undefined);
-        socket.once('close', () => resolve(data.startsWith('HTTP/1.1 503') ? '503' : 'closed'));
-        setTimeout(() => resolve('held'), 1000);
-      });
-    }),
-  );
-  const held = ends.filter((e) => e === 'held').length;
-  t.equal(held, 10, `held: ${held}; the rest: ${ends.filter((e) => e !== 'held').join(', ')}`);
-  t.ok(ends.includes('503'), 'the first one over the cap was told why (503)');
-  for (const socket of holders) socket.destroy();
-  const summary = await broker.stop();
-  const over = summary.refused.find((r) => r.rule === 'too-many-connections');
-  t.equal(over?.count, 30, 'the 30 over the cap are counted');
-  t.equal(summary.attempts, 40, 'the 10 held ones are counted too (closed without a request)');
-});
+t.test(
+  '40 silent connections at once with maxConnections 10: 10 held, every other one refused or closed unread, and each counted as too-many-connections',
+  async (t) => {
+    const { socketPath, broker } = await brokerSession(t, { allow: [], maxConnections: 10 });
+    const holders: net.Socket[] = [];
+    const ends = await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const socket = await connectBroker(socketPath).catch(() => undefined);
+        if (!socket) return 'refused at connect';
+        holders.push(socket);
+        return await new Promise<string>((resolve) => {
+          let data = '';
+          socket.on('data', (d: Buffer) => (data += d.toString('latin1'))).on('error', () => undefined);
+          socket.once('close', () => resolve(data.startsWith('HTTP/1.1 503') ? '503' : 'closed'));
+          setTimeout(() => resolve('held'), 1000);
+        });
+      }),
+    );
+    const held = ends.filter((e) => e === 'held').length;
+    t.equal(held, 10, `held: ${held}; the rest: ${ends.filter((e) => e !== 'held').join(', ')}`);
+    t.ok(ends.includes('503'), 'the first one over the cap was told why (503)');
+    for (const socket of holders) socket.destroy();
+    const summary = await broker.stop();
+    const over = summary.refused.find((r) => r.rule === 'too-many-connections');
+    t.equal(over?.count, 30, 'the 30 over the cap are counted');
+    t.equal(summary.attempts, 40, 'the 10 held ones are counted too (closed without a request)');
+  },
+);

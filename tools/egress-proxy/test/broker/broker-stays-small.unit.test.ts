@@ -23,7 +23,14 @@ const denied = (host: string | null, i = 0, rule = 'not-allowlisted'): EgressAtt
   durationMs: 0.2,
 });
 
-const allowed = (host: string): EgressAttempt => ({ ...denied(host), decision: 'allowed', rule: 'allowlisted', status: 200, bytesUp: 10, bytesDown: 20 });
+const allowed = (host: string): EgressAttempt => ({
+  ...denied(host),
+  decision: 'allowed',
+  rule: 'allowlisted',
+  status: 200,
+  bytesUp: 10,
+  bytesDown: 20,
+});
 
 function collect() {
   const lines: EgressLogLine[] = [];
@@ -37,7 +44,13 @@ t.test('10 000 identical denials in one interval make one line with count 10000,
   t.equal(lines.length, 0, 'nothing is written before the interval ends');
   log.close();
   t.equal(lines.length, 1);
-  t.match(lines[0], { host: 'blocked.example', rule: 'not-allowlisted', count: 10_000, time: denied(null, 0).time, lastTime: denied(null, 9_999).time });
+  t.match(lines[0], {
+    host: 'blocked.example',
+    rule: 'not-allowlisted',
+    count: 10_000,
+    time: denied(null, 0).time,
+    lastTime: denied(null, 9_999).time,
+  });
 });
 
 t.test('each interval writes its own line; allowed attempts are never aggregated', async (t) => {
@@ -50,8 +63,14 @@ t.test('each interval writes its own line; allowed attempts are never aggregated
   log.record(denied('blocked.example'));
   log.record(denied('blocked.example', 0, 'bad-port'));
   log.close();
-  t.same(lines.map((l) => ('rule' in l ? `${l.rule}${l.count ? `x${l.count}` : ''}` : l.event)), ['allowlisted', 'allowlisted', 'not-allowlisted', 'not-allowlisted', 'bad-port']);
-  t.notOk(lines.some((l) => 'count' in l), 'a single attempt has no count');
+  t.same(
+    lines.map((l) => ('rule' in l ? `${l.rule}${l.count ? `x${l.count}` : ''}` : l.event)),
+    ['allowlisted', 'allowlisted', 'not-allowlisted', 'not-allowlisted', 'bad-port'],
+  );
+  t.notOk(
+    lines.some((l) => 'count' in l),
+    'a single attempt has no count',
+  );
 });
 
 t.test('more distinct pending rows than maxPending flush the interval early: memory stays bounded', async (t) => {
@@ -76,7 +95,11 @@ t.test('the log stops at its cap: the file never passes it, the last line says l
   const state = log.state();
   t.equal(state.bytes, bytes, 'the state counts what was written');
   t.ok(state.capped);
-  t.equal(state.droppedLines + lines.length - 1, 2_000, `${state.droppedLines} lines dropped: with those written, every attempt is accounted for`);
+  t.equal(
+    state.droppedLines + lines.length - 1,
+    2_000,
+    `${state.droppedLines} lines dropped: with those written, every attempt is accounted for`,
+  );
 });
 
 t.test('51 000 distinct names: the summary names 20 rows, counts every attempt, and tracks at most 1 024 rows', async (t) => {
@@ -101,7 +124,13 @@ t.test('a line that stands for n attempts counts n in the summary', async (t) =>
   const counter = new SummaryCounter('s1');
   counter.add({ ...denied('blocked.example'), count: 7 });
   counter.add(allowed('api.openai.com'));
-  t.match(counter.summary(), { attempts: 8, denied: 7, allowed: 1, refused: [{ host: 'blocked.example', count: 7 }], reached: [{ host: 'api.openai.com', connections: 1 }] });
+  t.match(counter.summary(), {
+    attempts: 8,
+    denied: 7,
+    allowed: 1,
+    refused: [{ host: 'blocked.example', count: 7 }],
+    reached: [{ host: 'api.openai.com', connections: 1 }],
+  });
   t.notOk('others' in counter.summary(), 'no others when everything is named');
 });
 

@@ -17,7 +17,13 @@ const httpsProbe = (label: string): Probe => ({ label, kind: 'https', host: 'api
 
 t.test('SIGKILL of the broker mid-session: the request before works, the request after fails, nothing else is reached', async (t) => {
   const dir = await socketDir(t, 1000);
-  const config = { socketPath: `${dir}/egress.sock`, sessionId: 'astest-dead', allow: [fi.api.v4], socketOwner: { uid: 1000, gid: 1000 }, logPath: `${dir}/egress.jsonl` };
+  const config = {
+    socketPath: `${dir}/egress.sock`,
+    sessionId: 'astest-dead',
+    allow: [fi.api.v4],
+    socketOwner: { uid: 1000, gid: 1000 },
+    logPath: `${dir}/egress.jsonl`,
+  };
   const broker = execa(binPath('egress-proxy'), ['serve'], { input: JSON.stringify(config), reject: false });
   t.teardown(() => {
     broker.kill('SIGKILL');
@@ -35,7 +41,11 @@ t.test('SIGKILL of the broker mid-session: the request before works, the request
     onStdout: (file) => (stdoutFile = file),
     probes: [httpsProbe('before'), { label: 'wait', kind: 'waitFor', path: '/control/go' }, httpsProbe('after')],
   });
-  await until('the session made its first request', () => Boolean(stdoutFile && existsSync(stdoutFile) && readFileSync(stdoutFile, 'utf8').includes('"probe":"before"')), 20_000);
+  await until(
+    'the session made its first request',
+    () => Boolean(stdoutFile && existsSync(stdoutFile) && readFileSync(stdoutFile, 'utf8').includes('"probe":"before"')),
+    20_000,
+  );
   const reachedBefore = await fi.connections('api');
   broker.kill('SIGKILL');
   t.equal((await broker).signal, 'SIGKILL', 'the broker is dead');
@@ -45,7 +55,13 @@ t.test('SIGKILL of the broker mid-session: the request before works, the request
   t.match(run.results.get('before'), { ok: true, status: 200, body: { server: 'api' } });
   t.match(run.results.get('after'), { ok: false, code: /^(ECONNRESET|CLOSED|EPIPE)$/ });
   t.equal(await fi.connections('api'), reachedBefore, 'no connection reached the fake internet after the broker died');
-  t.match(readFileSync(config.logPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l)), [{ decision: 'allowed', host: fi.api.v4 }]);
+  t.match(
+    readFileSync(config.logPath, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l)),
+    [{ decision: 'allowed', host: fi.api.v4 }],
+  );
 });
 
 t.test('a session whose broker is not running gets no network: every way out fails', async (t) => {

@@ -21,10 +21,12 @@ await copyFile(bundle, relayFile);
 const relay = process.execPath;
 const relayArgs = (args: string[]) => [relayFile, ...args];
 
-
 async function startRelayProcess(t: Test, socketPath: string, extra: string[] = []) {
   const port = await freePort();
-  const child = execa(relay, relayArgs(['--socket', socketPath, '--listen', `127.0.0.1:${port}`, ...extra]), { reject: false, stderr: 'pipe' });
+  const child = execa(relay, relayArgs(['--socket', socketPath, '--listen', `127.0.0.1:${port}`, ...extra]), {
+    reject: false,
+    stderr: 'pipe',
+  });
   t.teardown(() => {
     child.kill('SIGKILL');
     return child.catch(() => undefined);
@@ -72,7 +74,14 @@ t.test('with no broker on the socket a client gets a reset and no bytes', async 
 });
 
 t.test('it listens on loopback only, and refuses bad usage with exit 80', async (t) => {
-  for (const args of [['--socket', '/x.sock', '--listen', '0.0.0.0:3128'], ['--socket', '/x.sock', '--listen', '[::]:3128'], ['--listen', '3128'], ['--socket', 'rel.sock'], ['--socket', '/x.sock', '--'], ['--bogus']]) {
+  for (const args of [
+    ['--socket', '/x.sock', '--listen', '0.0.0.0:3128'],
+    ['--socket', '/x.sock', '--listen', '[::]:3128'],
+    ['--listen', '3128'],
+    ['--socket', 'rel.sock'],
+    ['--socket', '/x.sock', '--'],
+    ['--bogus'],
+  ]) {
     const result = await execa(relay, relayArgs(args), { reject: false });
     t.equal(result.exitCode, 80, `${args.join(' ')}: ${result.stderr.split('\n')[0]}`);
   }
@@ -82,12 +91,22 @@ t.test('with a command: it runs once listening, gets the proxy variables, and it
   const dir = await socketDir(t);
   const port = await freePort();
   const script = 'env | grep -i _proxy= | sort; exec sh -c "exit 42"';
-  const result = await execa(relay, relayArgs(['--socket', `${dir}/s.sock`, '--listen', String(port), '--proxy-env', '--', 'sh', '-c', script]), { reject: false });
+  const result = await execa(
+    relay,
+    relayArgs(['--socket', `${dir}/s.sock`, '--listen', String(port), '--proxy-env', '--', 'sh', '-c', script]),
+    { reject: false },
+  );
   t.equal(result.exitCode, 42);
   const url = `http://127.0.0.1:${port}`;
   t.same(result.stdout.split('\n'), [
-    `ALL_PROXY=${url}`, `HTTPS_PROXY=${url}`, `HTTP_PROXY=${url}`, 'NO_PROXY=localhost,127.0.0.1,::1',
-    `all_proxy=${url}`, `http_proxy=${url}`, `https_proxy=${url}`, 'no_proxy=localhost,127.0.0.1,::1',
+    `ALL_PROXY=${url}`,
+    `HTTPS_PROXY=${url}`,
+    `HTTP_PROXY=${url}`,
+    'NO_PROXY=localhost,127.0.0.1,::1',
+    `all_proxy=${url}`,
+    `http_proxy=${url}`,
+    `https_proxy=${url}`,
+    'no_proxy=localhost,127.0.0.1,::1',
   ]);
   // A broker that accepts and holds the connection: with none, the relay resets the client at
   // once, and under load that reset can reach the command before its connect callback runs.
@@ -99,13 +118,34 @@ t.test('with a command: it runs once listening, gets the proxy variables, and it
     broker.close();
   });
   const connectOnce = `require('net').connect(${port}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', (e) => { console.error(e.code); process.exit(9); })`;
-  const listening = await execa(relay, relayArgs(['--socket', `${dir}/s.sock`, '--listen', String(port), '--', 'node', '-e', connectOnce]), { reject: false });
-  t.equal(listening.exitCode, 0, `the command could connect to the relay at once (exit ${listening.exitCode}, signal ${listening.signal}, stderr ${listening.stderr})`);
+  const listening = await execa(
+    relay,
+    relayArgs(['--socket', `${dir}/s.sock`, '--listen', String(port), '--', 'node', '-e', connectOnce]),
+    { reject: false },
+  );
+  t.equal(
+    listening.exitCode,
+    0,
+    `the command could connect to the relay at once (exit ${listening.exitCode}, signal ${listening.signal}, stderr ${listening.stderr})`,
+  );
 });
 
 t.test('SIGTERM to the relay reaches the command', async (t) => {
   const dir = await socketDir(t);
-  const child = execa(relay, relayArgs(['--socket', `${dir}/s.sock`, '--listen', String(await freePort()), '--', 'sh', '-c', 'trap "echo got-term; exit 3" TERM; echo ready; while :; do sleep 0.1; done']), { reject: false });
+  const child = execa(
+    relay,
+    relayArgs([
+      '--socket',
+      `${dir}/s.sock`,
+      '--listen',
+      String(await freePort()),
+      '--',
+      'sh',
+      '-c',
+      'trap "echo got-term; exit 3" TERM; echo ready; while :; do sleep 0.1; done',
+    ]),
+    { reject: false },
+  );
   await new Promise((resolve) => child.stdout!.once('data', resolve));
   child.kill('SIGTERM');
   const result = await child;

@@ -112,7 +112,8 @@ t.test('an IP literal has one canonical text: RFC 5952, all hex (as the broker l
     ['203.0.113.10', '203.0.113.10'],
   ];
   for (const [input, canonical] of cases) t.equal(parseIp(input)?.text, canonical, input);
-  for (const bad of ['1:2:3:4:5:6:7:8:9', '::ffff:1.2.3.04', '01.2.3.4', 'fe80::1%eth0', '1.2.3', '[::1]']) t.equal(parseIp(bad), undefined, bad);
+  for (const bad of ['1:2:3:4:5:6:7:8:9', '::ffff:1.2.3.04', '01.2.3.4', 'fe80::1%eth0', '1.2.3', '[::1]'])
+    t.equal(parseIp(bad), undefined, bad);
 });
 
 // The broker logs addresses in RFC 5952 form; the fake internet's tests compare its hosts'

@@ -94,14 +94,28 @@ const targets: [string, { host: string; kind: string; port: number } | undefined
   ['EXAMPLE.com.:8443', { host: 'example.com', kind: 'name', port: 8443 }],
 ];
 for (const [raw, expected] of targets) {
-  t.test(`target ${JSON.stringify(raw)} ${expected ? `is ${expected.kind} ${expected.host} port ${expected.port}` : 'is refused'}`, async (t) => {
-    const parsed = parseTarget(raw);
-    if (!expected) return void t.equal(parsed, undefined);
-    t.same(parsed && { host: parsed.host.text, kind: parsed.host.kind, port: parsed.port }, expected);
-  });
+  t.test(
+    `target ${JSON.stringify(raw)} ${expected ? `is ${expected.kind} ${expected.host} port ${expected.port}` : 'is refused'}`,
+    async (t) => {
+      const parsed = parseTarget(raw);
+      if (!expected) return void t.equal(parsed, undefined);
+      t.same(parsed && { host: parsed.host.text, kind: parsed.host.kind, port: parsed.port }, expected);
+    },
+  );
 }
 
-for (const bad of ['*.com', '*.203.0.113.1', '*.[2001:db8::1]', 'host:0', 'host:99999', '[::1', 'a b', '*.*.example.com', 'exa%41mple.com', '']) {
+for (const bad of [
+  '*.com',
+  '*.203.0.113.1',
+  '*.[2001:db8::1]',
+  'host:0',
+  'host:99999',
+  '[::1',
+  'a b',
+  '*.*.example.com',
+  'exa%41mple.com',
+  '',
+]) {
   t.test(`the config entry ${JSON.stringify(bad)} is refused with exit 80 naming it`, async (t) => {
     t.throws(() => parseEntry(bad, 'allow[0]'), { exitCode: 80, code: 'invalid-field', message: /^allow\[0\]: / });
   });

@@ -7,7 +7,9 @@ import { maxHeadBytes, parseHead } from '../../dist/index.js';
 const head = (text: string) => parseHead(Buffer.from(text, 'latin1'));
 
 t.test('CONNECT host:port names the target; bytes after the head are kept for the upstream, unparsed', async (t) => {
-  const parsed = head('CONNECT api.openai.com:443 HTTP/1.1\r\nHost: api.openai.com:443\r\n\r\n\x16\x03\x01CONNECT inner:443 HTTP/1.1\r\n\r\n');
+  const parsed = head(
+    'CONNECT api.openai.com:443 HTTP/1.1\r\nHost: api.openai.com:443\r\n\r\n\x16\x03\x01CONNECT inner:443 HTTP/1.1\r\n\r\n',
+  );
   t.equal(parsed.kind, 'connect');
   if (parsed.kind !== 'connect') return;
   t.same({ host: parsed.target.host.text, port: parsed.target.port }, { host: 'api.openai.com', port: 443 });
@@ -16,7 +18,11 @@ t.test('CONNECT host:port names the target; bytes after the head are kept for th
 
 t.test('CONNECT [IPv6]:port parses the literal; without a port it is 443', async (t) => {
   const v6 = head('CONNECT [2001:db8::1]:8443 HTTP/1.1\r\n\r\n');
-  t.same(v6.kind === 'connect' && { kind: v6.target.host.kind, host: v6.target.host.text, port: v6.target.port }, { kind: 'ipv6', host: '2001:db8::1', port: 8443 });
+  t.same(v6.kind === 'connect' && { kind: v6.target.host.kind, host: v6.target.host.text, port: v6.target.port }, {
+    kind: 'ipv6',
+    host: '2001:db8::1',
+    port: 8443,
+  });
   const noPort = head('CONNECT api.openai.com HTTP/1.1\r\n\r\n');
   t.same(noPort.kind === 'connect' && noPort.target.port, 443);
 });
@@ -33,7 +39,10 @@ t.test('an absolute-URI request is rewritten to origin form with the URI as Host
   );
   t.equal(parsed.kind, 'http');
   if (parsed.kind !== 'http') return;
-  t.same({ host: parsed.target.host.text, port: parsed.target.port, method: parsed.method }, { host: 'api.openai.com', port: 80, method: 'POST' });
+  t.same(
+    { host: parsed.target.host.text, port: parsed.target.port, method: parsed.method },
+    { host: 'api.openai.com', port: 80, method: 'POST' },
+  );
   t.equal(
     parsed.head.toString('latin1'),
     'POST /v1/x?y=1 HTTP/1.1\r\nHost: API.openai.com\r\nContent-Length: 4\r\nX-Custom: a b\r\nConnection: close\r\n\r\n',
@@ -46,7 +55,10 @@ t.test('an absolute URI keeps its port, and an upgrade keeps its Connection head
   t.equal(parsed.kind, 'http');
   if (parsed.kind !== 'http') return;
   t.same({ host: parsed.target.host.text, port: parsed.target.port }, { host: '2001:db8::1', port: 8080 });
-  t.equal(parsed.head.toString('latin1'), 'GET / HTTP/1.1\r\nHost: [2001:db8::1]:8080\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
+  t.equal(
+    parsed.head.toString('latin1'),
+    'GET / HTTP/1.1\r\nHost: [2001:db8::1]:8080\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n',
+  );
 });
 
 const invalid: [string, string][] = [

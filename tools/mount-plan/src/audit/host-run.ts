@@ -25,7 +25,21 @@ export interface HostRunFile {
   signature: string;
 }
 
-const names = new Set(['.envrc', '.gitlab-ci.yml', 'Makefile', 'makefile', 'GNUmakefile', 'package.json', '.npmrc', '.pre-commit-config.yaml', '.tool-versions', 'mise.toml', '.mise.toml', '.gitattributes', '.gitmodules']);
+const names = new Set([
+  '.envrc',
+  '.gitlab-ci.yml',
+  'Makefile',
+  'makefile',
+  'GNUmakefile',
+  'package.json',
+  '.npmrc',
+  '.pre-commit-config.yaml',
+  '.tool-versions',
+  'mise.toml',
+  '.mise.toml',
+  '.gitattributes',
+  '.gitmodules',
+]);
 const configDirs = new Set(['.vscode', '.idea', '.devcontainer']);
 
 /** True when a file at `rel` (split in `parts`) is one the host runs or reads without being asked. */

@@ -149,7 +149,11 @@ export async function scanNestedGit(workspace: string, options: ScanOptions = {}
           entries.push({ path: childRel, type: 'gitdir', signature: gitDirSignature(workspace, child) });
           hooksOf(workspace, childRel, hostRun);
         } else if (entry.type.isFile()) {
-          entries.push({ path: childRel, type: 'gitfile', signature: createHash('sha256').update(readForSignature(workspace, child)).digest('hex') });
+          entries.push({
+            path: childRel,
+            type: 'gitfile',
+            signature: createHash('sha256').update(readForSignature(workspace, child)).digest('hex'),
+          });
         }
         continue;
       }

@@ -44,9 +44,16 @@ export const gitEffectiveConfig: ReadEffectiveConfig = async (gitDir) => {
   const env: NodeJS.ProcessEnv = {};
   for (const name of inherited) if (process.env[name] !== undefined) env[name] = process.env[name];
   env['PATH'] ??= '/usr/bin:/bin';
-  const result = await captureCommand('git', ['--git-dir', gitDir, 'config', '--null', '--show-origin', '--list'], { env, timeoutMs: 10_000 });
+  const result = await captureCommand('git', ['--git-dir', gitDir, 'config', '--null', '--show-origin', '--list'], {
+    env,
+    timeoutMs: 10_000,
+  });
   if (result.exitCode !== 0) {
-    throw new ToolError('gitMount', 'git-config-unreadable', `cannot list the configuration of ${gitDir}: ${result.spawnError ?? result.stderr.trim()}`);
+    throw new ToolError(
+      'gitMount',
+      'git-config-unreadable',
+      `cannot list the configuration of ${gitDir}: ${result.spawnError ?? result.stderr.trim()}`,
+    );
   }
   return parseConfigList(result.stdout);
 };

@@ -21,7 +21,15 @@ import * as nodePath from 'node:path';
 import { captureCommand } from '@agent-sandbox/shared/capture';
 import type { GitKind } from '@agent-sandbox/shared/schemas/mount-plan';
 import { isLexicallyCanonical, isWithin } from './container-paths.js';
-import { checkGitDirEntries, isDir, lstatOrUndefined, refuse, requireCanonical, requirePlainEntries, requireRepositoryDirs } from './git-dir-checks.js';
+import {
+  checkGitDirEntries,
+  isDir,
+  lstatOrUndefined,
+  refuse,
+  requireCanonical,
+  requirePlainEntries,
+  requireRepositoryDirs,
+} from './git-dir-checks.js';
 import { readGitLink, readPathFile } from './git-link.js';
 
 export interface GitDetection {
@@ -137,11 +145,9 @@ async function detectSubmodule(workspace: string, gitDir: string, read: ReadConf
       real = undefined;
     }
     if (real !== workspace || named !== workspace) {
-      throw refuse(
-        'submodule-worktree-mismatch',
-        `core.worktree of ${gitDir} names ${named}, not this workspace ${workspace}`,
-        { coreWorktree: configured },
-      );
+      throw refuse('submodule-worktree-mismatch', `core.worktree of ${gitDir} names ${named}, not this workspace ${workspace}`, {
+        coreWorktree: configured,
+      });
     }
     hostPathAlias = workspace;
   }

@@ -32,7 +32,10 @@ export async function isDir(p: string): Promise<boolean> {
 }
 
 /** Refuses unless `p` is absolute, lexically canonical and its own realpath (no symlink anywhere). */
-const notFound: Record<'gitdir-not-canonical' | 'commondir-not-canonical', CodeOf<'gitMount'>> = { 'gitdir-not-canonical': 'gitdir-not-found', 'commondir-not-canonical': 'commondir-not-found' };
+const notFound: Record<'gitdir-not-canonical' | 'commondir-not-canonical', CodeOf<'gitMount'>> = {
+  'gitdir-not-canonical': 'gitdir-not-found',
+  'commondir-not-canonical': 'commondir-not-found',
+};
 
 export async function requireCanonical(p: string, code: keyof typeof notFound, what: string): Promise<void> {
   if (!isLexicallyCanonical(p)) throw refuse(code, `${what} ${p} is not a canonical absolute path`);
@@ -67,7 +70,11 @@ export async function requirePlainEntries(dir: string, entries: [string, 'dir' |
       continue;
     }
     if (type === 'dir' ? !info.isDirectory() : !info.isFile()) {
-      throw refuse('git-entry-not-plain', `${path} is not a plain ${type === 'dir' ? 'directory' : 'file'} (a symlink?); it would be mounted or copied`, { path });
+      throw refuse(
+        'git-entry-not-plain',
+        `${path} is not a plain ${type === 'dir' ? 'directory' : 'file'} (a symlink?); it would be mounted or copied`,
+        { path },
+      );
     }
   }
 }
@@ -80,7 +87,13 @@ export async function checkGitDirEntries(dir: string, full: boolean): Promise<{ 
     ['logs', 'dir', 'optional'],
     ['worktrees', 'dir', 'optional'],
     ['modules', 'dir', 'optional'],
-    ...(full ? ([['HEAD', 'file', 'required'], ['index', 'file', 'optional'], ['ORIG_HEAD', 'file', 'optional']] as const) : []),
+    ...(full
+      ? ([
+          ['HEAD', 'file', 'required'],
+          ['index', 'file', 'optional'],
+          ['ORIG_HEAD', 'file', 'optional'],
+        ] as const)
+      : []),
   ] as [string, 'dir' | 'file', 'required' | 'optional'][]);
   return { hasRegistry: await isDir(`${dir}/worktrees`), hasModules: await isDir(`${dir}/modules`) };
 }

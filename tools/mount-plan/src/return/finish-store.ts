@@ -65,9 +65,11 @@ type Outcome = Pick<GitReturn, 'outcome' | 'from' | 'to' | 'sideRef' | 'message'
 /** Brings the branch home when it moved; the outcome in the ledger's terms. */
 function importMoved(m: StoreManifest, tip: string | undefined): Outcome {
   const { branch, startTip } = m;
-  if (branch === null) return { outcome: 'none', from: null, to: null, message: 'HEAD was detached at start: the session had no branch to bring home' };
+  if (branch === null)
+    return { outcome: 'none', from: null, to: null, message: 'HEAD was detached at start: the session had no branch to bring home' };
   if (tip === undefined) return { outcome: 'none', from: startTip, to: null, message: `the session deleted ${branch}` };
-  if (!oid.test(tip)) return { outcome: 'failed', from: startTip, to: null, message: `${branch} in the store is not an object id (${tip.slice(0, 60)})` };
+  if (!oid.test(tip))
+    return { outcome: 'failed', from: startTip, to: null, message: `${branch} in the store is not an object id (${tip.slice(0, 60)})` };
   if (tip === startTip) return { outcome: 'unchanged', from: startTip, to: tip };
   const reader = `${m.store.dir}/import.git`;
   let made = false;
@@ -77,9 +79,24 @@ function importMoved(m: StoreManifest, tip: string | undefined): Outcome {
     made = true;
     setReaderRef(reader, branch, tip);
     const parked = readKept(m.store.dir)?.sideRef;
-    const result = importBranch({ place: { gitDir: m.store.gitDir }, source: reader, ref: branch, tip, branch, sessionId: m.sessionId, unbornAtStart: startTip === null, ...(parked ? { parked } : {}) });
+    const result = importBranch({
+      place: { gitDir: m.store.gitDir },
+      source: reader,
+      ref: branch,
+      tip,
+      branch,
+      sessionId: m.sessionId,
+      unbornAtStart: startTip === null,
+      ...(parked ? { parked } : {}),
+    });
     parkedAt = result.sideRef;
-    const outcome: Outcome = { outcome: result.outcome, from: result.from, to: result.to, ...(result.sideRef ? { sideRef: result.sideRef } : {}), ...(result.message ? { message: result.message } : {}) };
+    const outcome: Outcome = {
+      outcome: result.outcome,
+      from: result.from,
+      to: result.to,
+      ...(result.sideRef ? { sideRef: result.sideRef } : {}),
+      ...(result.message ? { message: result.message } : {}),
+    };
     return result.advanceFailed ? { ...outcome, keep: `${branch} could not be advanced here: ${result.advanceFailed}` } : outcome;
   } catch (err) {
     const fault = made ? contentFault(reader, tip, startTip) : undefined;
@@ -99,7 +116,19 @@ export function finishGitStore(dir: string, options: FinishOptions = {}): Finish
   const began = performance.now();
   const manifest = readManifest(dir);
   const empty = { named: [], others: 0 };
-  const base: FinishReport = { absent: true, branch: null, outcome: 'none', from: null, to: null, refsDropped: empty, copiedBack: [], kept: [], leftInStore: empty, prepareMs: 0, ms: 0 };
+  const base: FinishReport = {
+    absent: true,
+    branch: null,
+    outcome: 'none',
+    from: null,
+    to: null,
+    refsDropped: empty,
+    copiedBack: [],
+    kept: [],
+    leftInStore: empty,
+    prepareMs: 0,
+    ms: 0,
+  };
   let removed: string | undefined;
   if (!manifest) {
     // prepare died before its manifest: nothing was handed to a session.
@@ -121,7 +150,13 @@ export function finishGitStore(dir: string, options: FinishOptions = {}): Finish
 }
 
 /** The import, the worktree's files and the refs' report, once the manifest is read. */
-function finishFrom(dir: string, manifest: StoreManifest, options: FinishOptions, began: number, keep: (why: string, sideRef?: string) => KeptState): FinishReport {
+function finishFrom(
+  dir: string,
+  manifest: StoreManifest,
+  options: FinishOptions,
+  began: number,
+  keep: (why: string, sideRef?: string) => KeptState,
+): FinishReport {
   const before = new Map<string, string>();
   parsePackedRefs(readFileSync(`${dir}/${snapshotName}`), before);
   const after = readStoreRefs(`${dir}/common`);
@@ -151,7 +186,13 @@ function keepStore(dir: string, why: string, sideRef?: string): KeptState {
     return recordKept(dir, why, new Date(), sideRef);
   } catch (err) {
     const now = new Date().toISOString();
-    return { version: 1, attempts: 1, why: `${why} (and kept.json could not be written: ${(err as Error).message})`, keptAt: now, lastAt: now };
+    return {
+      version: 1,
+      attempts: 1,
+      why: `${why} (and kept.json could not be written: ${(err as Error).message})`,
+      keptAt: now,
+      lastAt: now,
+    };
   }
 }
 

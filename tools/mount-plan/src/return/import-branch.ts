@@ -71,7 +71,10 @@ export interface ImportResult {
  * may not (`a..b`, a trailing `.` or `.lock`): those dots become `_`.
  */
 export const sideRefOf = (sessionId: string) =>
-  `refs/agent-sandbox/returned/${sessionId.replace(/\.(?=\.)/g, '_').replace(/\.lock$/i, '_lock').replace(/\.$/, '_')}`;
+  `refs/agent-sandbox/returned/${sessionId
+    .replace(/\.(?=\.)/g, '_')
+    .replace(/\.lock$/i, '_lock')
+    .replace(/\.$/, '_')}`;
 
 /** What git said went wrong: its last `error:` or `fatal:` line (a lock's advice follows it), else its last line. */
 export function gitComplaint(out: GitResult): string {
@@ -117,9 +120,16 @@ const maxParkTries = 20;
 
 /** The waiting refs of this session's name (`base`, `base+N`), with the commit each names. */
 function takenRefs(place: ImportInput['place'], base: string): Map<string, string> {
-  const out = runGit(place, ['for-each-ref', '--format=%(refname) %(objectname)', `${base.slice(0, base.lastIndexOf('/'))}/`], { allowFail: true }).stdout;
+  const out = runGit(place, ['for-each-ref', '--format=%(refname) %(objectname)', `${base.slice(0, base.lastIndexOf('/'))}/`], {
+    allowFail: true,
+  }).stdout;
   const ours = new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\+\\d+)?$`);
-  return new Map(out.split('\n').map((l) => l.split(' ') as [string, string]).filter(([ref, oid]) => ref && oid && ours.test(ref)));
+  return new Map(
+    out
+      .split('\n')
+      .map((l) => l.split(' ') as [string, string])
+      .filter(([ref, oid]) => ref && oid && ours.test(ref)),
+  );
 }
 
 /** Every waiting ref of this id (`<id>`, `<id>+N`), in the order they were numbered: what `workspace list` shows. */
@@ -153,10 +163,15 @@ function fetchIntoQuarantine(input: ImportInput): string {
     runGit({ gitDir: quarantine }, ['init', '--quiet', '--bare', quarantine]);
     writeFileSync(path.join(quarantine, 'objects', 'info', 'alternates'), `${hostObjects}\n`);
     // A session may have written gigabytes: the fetch is given half an hour, not git-run's two minutes.
-    const fetch = runGit({ gitDir: quarantine }, ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', input.source, `+${input.ref}:refs/import`], { config: checkedFetchConfig, timeoutMs: 30 * 60_000, allowFail: true });
+    const fetch = runGit(
+      { gitDir: quarantine },
+      ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', input.source, `+${input.ref}:refs/import`],
+      { config: checkedFetchConfig, timeoutMs: 30 * 60_000, allowFail: true },
+    );
     if (fetch.status !== 0) throw new ToolError('usage', 'import-refused', `git fetch: ${gitComplaint(fetch)}`);
     const fetched = runGit({ gitDir: quarantine }, ['rev-parse', '--verify', 'refs/import^{commit}']).stdout.trim();
-    if (fetched !== input.tip) throw new ToolError('usage', 'import-refused', `${input.ref} in the source names ${fetched}, not ${input.tip}`);
+    if (fetched !== input.tip)
+      throw new ToolError('usage', 'import-refused', `${input.ref} in the source names ${fetched}, not ${input.tip}`);
     movePacks(path.join(quarantine, 'objects', 'pack'), path.join(hostObjects, 'pack'));
     return fetched;
   } finally {
@@ -178,7 +193,13 @@ export function importBranch(input: ImportInput): ImportResult {
   const from = runGit(place, ['rev-parse', '--verify', '--quiet', `${branch}^{commit}`], { allowFail: true }).stdout.trim() || null;
   const keep = (why: string): ImportResult => {
     const sideRef = parkCommits(place, input.sessionId, fetched);
-    return { outcome: 'side-ref', from, to: fetched, sideRef, message: `${why}: the session's commits are at ${sideRef} (git merge ${sideRef})` };
+    return {
+      outcome: 'side-ref',
+      from,
+      to: fetched,
+      sideRef,
+      message: `${why}: the session's commits are at ${sideRef} (git merge ${sideRef})`,
+    };
   };
   if (from === fetched) {
     unpark(place, input.parked, fetched);

@@ -28,16 +28,28 @@ export function contentFault(reader: string, tip: string, startTip: string | nul
   const place = { gitDir: reader };
   const present = runGit(place, ['cat-file', '-e', tip], { allowFail: true });
   if (present.signal) return undefined;
-  if (present.status === 1) return `its branch names ${tip}, an object its store does not have (the session removed it, or keeps it where the launcher reads nothing: an alternate or a directory outside its store)`;
+  if (present.status === 1)
+    return `its branch names ${tip}, an object its store does not have (the session removed it, or keeps it where the launcher reads nothing: an alternate or a directory outside its store)`;
   // Everything the branch reaches that the host did not have at the start must be readable.
-  const walk = runGit(place, ['rev-list', '--objects', '--no-object-names', tip, ...(startTip ? ['--not', startTip] : [])], { allowFail: true, timeoutMs: 30 * 60_000 });
+  const walk = runGit(place, ['rev-list', '--objects', '--no-object-names', tip, ...(startTip ? ['--not', startTip] : [])], {
+    allowFail: true,
+    timeoutMs: 30 * 60_000,
+  });
   if (walk.signal) return undefined;
   if (walk.status !== 0) return `its branch reaches objects its store does not have (${lastLine(walk.stderr)})`;
   // The session's own objects alone, with git's strict checks (what transfer.fsckObjects applies).
   rmSync(`${reader}/objects/info/alternates`, { force: true });
-  const fsck = runGit(place, ['fsck', '--strict', '--no-dangling', '--no-reflogs', '--no-progress'], { allowFail: true, timeoutMs: 30 * 60_000 });
+  const fsck = runGit(place, ['fsck', '--strict', '--no-dangling', '--no-reflogs', '--no-progress'], {
+    allowFail: true,
+    timeoutMs: 30 * 60_000,
+  });
   if (fsck.signal || fsck.status >= 128 || (fsck.status & objectErrors) === 0) return undefined;
-  return `an object in its store fails git's checks (${lastLine(fsck.stderr.split('\n').filter((l) => !/^(broken link|missing|dangling|notice| +to )/.test(l)).join('\n'))})`;
+  return `an object in its store fails git's checks (${lastLine(
+    fsck.stderr
+      .split('\n')
+      .filter((l) => !/^(broken link|missing|dangling|notice| +to )/.test(l))
+      .join('\n'),
+  )})`;
 }
 
 function lastLine(text: string): string {

@@ -63,13 +63,21 @@ function checkTrailer(data: Buffer, oidBytes: number): Buffer {
   const body = data.subarray(0, data.length - oidBytes);
   const trailer = data.subarray(data.length - oidBytes);
   if (trailer.every((b) => b === 0)) return body;
-  const want = createHash(oidBytes === 20 ? 'sha1' : 'sha256').update(body).digest();
+  const want = createHash(oidBytes === 20 ? 'sha1' : 'sha256')
+    .update(body)
+    .digest();
   if (!want.equals(trailer)) throw new IndexFormatError('its checksum does not match its content');
   return body;
 }
 
 /** One entry at `at`; returns it and where the next one starts. */
-function readEntry(body: Buffer, at: number, version: number, oidBytes: number, previous: Buffer): { entry: IndexEntry; path: Buffer; next: number } {
+function readEntry(
+  body: Buffer,
+  at: number,
+  version: number,
+  oidBytes: number,
+  previous: Buffer,
+): { entry: IndexEntry; path: Buffer; next: number } {
   const fixed = statBytes + oidBytes + flagsBytes;
   if (at + fixed > body.length) throw new IndexFormatError('it ends inside an entry');
   const mode = body.readUInt32BE(at + 24);
@@ -97,7 +105,8 @@ function readEntry(body: Buffer, at: number, version: number, oidBytes: number, 
     if (i > body.length) throw new IndexFormatError('it ends inside an entry');
   }
   const named = flags & nameMask;
-  if (named !== nameMask && named !== path.length) throw new IndexFormatError(`an entry at byte ${at} says its path has ${named} bytes, not ${path.length}`);
+  if (named !== nameMask && named !== path.length)
+    throw new IndexFormatError(`an entry at byte ${at} says its path has ${named} bytes, not ${path.length}`);
   return { entry: { mode: mode.toString(8).padStart(6, '0'), oid, stage: (flags >> 12) & 3, path: nameFromBytes(path) }, path, next: i };
 }
 
@@ -108,7 +117,8 @@ function readExtensions(body: Buffer, at: number): string[] {
   while (i < body.length) {
     if (i + 8 > body.length) throw new IndexFormatError('an extension header is cut short');
     const size = body.readUInt32BE(i + 4);
-    if (i + 8 + size > body.length) throw new IndexFormatError(`the extension ${JSON.stringify(body.subarray(i, i + 4).toString('latin1'))} runs past the end`);
+    if (i + 8 + size > body.length)
+      throw new IndexFormatError(`the extension ${JSON.stringify(body.subarray(i, i + 4).toString('latin1'))} runs past the end`);
     out.push(body.subarray(i, i + 4).toString('latin1'));
     i += 8 + size;
   }
@@ -123,7 +133,8 @@ export function parseIndex(data: Buffer, oidBytes: 20 | 32 = 20): IndexFile {
   if (version !== 2 && version !== 3 && version !== 4) throw new IndexFormatError(`version ${version} is not 2, 3 or 4`);
   const count = body.readUInt32BE(8);
   // Each entry takes at least its fixed part and a NUL: a count larger than the file could hold is a lie.
-  if (count > (body.length - 12) / (statBytes + oidBytes + flagsBytes + 1)) throw new IndexFormatError(`it claims ${count} entries, more than its size holds`);
+  if (count > (body.length - 12) / (statBytes + oidBytes + flagsBytes + 1))
+    throw new IndexFormatError(`it claims ${count} entries, more than its size holds`);
   const entries: IndexEntry[] = [];
   let at = 12;
   let previous: Buffer = Buffer.alloc(0);

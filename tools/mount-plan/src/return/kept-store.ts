@@ -38,7 +38,8 @@ export function readKept(dir: string): KeptState | undefined {
     if (!fstatSync(fd).isFile()) return undefined;
     const buffer = Buffer.alloc(64 << 10);
     const state = JSON.parse(buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)).toString('utf8')) as KeptState;
-    if (state.sideRef !== undefined && (typeof state.sideRef !== 'string' || !state.sideRef.startsWith('refs/agent-sandbox/returned/'))) delete state.sideRef;
+    if (state.sideRef !== undefined && (typeof state.sideRef !== 'string' || !state.sideRef.startsWith('refs/agent-sandbox/returned/')))
+      delete state.sideRef;
     return state.version === 1 && Number.isInteger(state.attempts) && state.attempts > 0 ? state : undefined;
   } catch {
     return undefined;
@@ -51,7 +52,14 @@ export function readKept(dir: string): KeptState | undefined {
 export function recordKept(dir: string, why: string, now = new Date(), sideRef?: string): KeptState {
   const was = readKept(dir);
   const parked = sideRef ?? was?.sideRef;
-  const state: KeptState = { version: 1, attempts: (was?.attempts ?? 0) + 1, why: why.slice(0, 2000), keptAt: was?.keptAt ?? now.toISOString(), lastAt: now.toISOString(), ...(parked ? { sideRef: parked } : {}) };
+  const state: KeptState = {
+    version: 1,
+    attempts: (was?.attempts ?? 0) + 1,
+    why: why.slice(0, 2000),
+    keptAt: was?.keptAt ?? now.toISOString(),
+    lastAt: now.toISOString(),
+    ...(parked ? { sideRef: parked } : {}),
+  };
   const temp = `${dir}/.${keptName}.${process.pid}.tmp`;
   writeFileSync(temp, `${JSON.stringify(state)}\n`, { mode: 0o600 });
   renameSync(temp, `${dir}/${keptName}`);

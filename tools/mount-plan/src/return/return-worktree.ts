@@ -35,7 +35,8 @@ import { IndexFormatError, parseIndex, unsafeIndexPath } from './index-file.js';
 export { unsafeIndexPath };
 
 /** Names git makes at the top of a git dir that carry no state worth naming. */
-const housekeeping = /^(gc\.pid|gc\.log|COMMIT_EDITMSG|FETCH_HEAD|ORIG_HEAD|AUTO_MERGE|rr-cache|lost-found|.*\.lock|sharedindex\.[0-9a-f]+|objects|refs|logs|packed-refs|HEAD|index)$/;
+const housekeeping =
+  /^(gc\.pid|gc\.log|COMMIT_EDITMSG|FETCH_HEAD|ORIG_HEAD|AUTO_MERGE|rr-cache|lost-found|.*\.lock|sharedindex\.[0-9a-f]+|objects|refs|logs|packed-refs|HEAD|index)$/;
 
 /** How many of `oids` the host's repository lacks. */
 function missingObjects(gitDir: string, oids: Set<string>): number {
@@ -57,7 +58,8 @@ function indexFault(gitDir: string, data: Buffer, oidBytes: 20 | 32): string | u
   if (parsed.extensions.includes('link')) return 'it is a split index (its entries are in another file)';
   const oids = new Set<string>();
   for (const entry of parsed.entries) {
-    if (unsafeIndexPath(entry.path)) return `it lists ${clip(JSON.stringify(entry.path), 120)}, a path git would not check out (outside the worktree or in a git dir)`;
+    if (unsafeIndexPath(entry.path))
+      return `it lists ${clip(JSON.stringify(entry.path), 120)}, a path git would not check out (outside the worktree or in a git dir)`;
     if (entry.mode !== '160000') oids.add(entry.oid);
   }
   const missing = missingObjects(gitDir, oids);
@@ -113,7 +115,8 @@ export function returnWorktreeFiles(m: StoreManifest, home: BranchHome): Worktre
   }
   const limit = Math.min(m.copyLimitBytes ?? maxCopyBytes, maxCopyBytes);
   const index = readFileWithin(`${from}/index`, limit);
-  if ((index.kind === 'absent' && !copied.get('index')) || (index.kind === 'file' && sha256(index.data) === copied.get('index'))) return { copiedBack: [], kept };
+  if ((index.kind === 'absent' && !copied.get('index')) || (index.kind === 'file' && sha256(index.data) === copied.get('index')))
+    return { copiedBack: [], kept };
   const cameHome = home.outcome === 'fast-forward' || home.outcome === 'unchanged';
   const hostChanged = hashFileWithin(`${to}/index`, maxCopyBytes) !== copied.get('index');
   let why: string | undefined;
@@ -134,11 +137,22 @@ export function returnWorktreeFiles(m: StoreManifest, home: BranchHome): Worktre
 }
 
 /** The index was not taken: rebuilt from the new tip when the branch advanced (and the host left its index alone), else the host's stays. */
-function notTaken(m: StoreManifest, to: string, home: BranchHome, why: string, kept: string[], hostChanged: boolean): Omit<WorktreeReturn, 'copiedBack'> {
+function notTaken(
+  m: StoreManifest,
+  to: string,
+  home: BranchHome,
+  why: string,
+  kept: string[],
+  hostChanged: boolean,
+): Omit<WorktreeReturn, 'copiedBack'> {
   if (home.outcome !== 'fast-forward' || home.to === null || hostChanged) return { kept: [...kept, `index: ${why}; the host's stays`] };
   const failed = rebuildIndex(m.store.gitDir, to, home.to);
-  if (failed) return { kept: [...kept, `index: ${why}; rebuilding it from ${m.branch} failed (${clip(failed, 200)}), so the host's stays`] };
-  return { kept: [...kept, `index: ${why}; rebuilt from ${m.branch} at ${home.to.slice(0, 12)} (staged changes of the session are not kept)`], rebuilt: ['index'] };
+  if (failed)
+    return { kept: [...kept, `index: ${why}; rebuilding it from ${m.branch} failed (${clip(failed, 200)}), so the host's stays`] };
+  return {
+    kept: [...kept, `index: ${why}; rebuilt from ${m.branch} at ${home.to.slice(0, 12)} (staged changes of the session are not kept)`],
+    rebuilt: ['index'],
+  };
 }
 
 /** Names the session made (or links it replaced) at the top of its git dirs, beyond git's housekeeping. */

@@ -14,10 +14,7 @@ export function clip(text: string, max = 256): string {
 
 /** What a read found: the whole file, or why not (it is larger than allowed, absent, or not a regular file). */
 export type FileRead =
-  | { kind: 'file'; data: Buffer; mode: number }
-  | { kind: 'larger'; size: number }
-  | { kind: 'absent' }
-  | { kind: 'other'; what: string };
+  { kind: 'file'; data: Buffer; mode: number } | { kind: 'larger'; size: number } | { kind: 'absent' } | { kind: 'other'; what: string };
 
 /** What a name that is not a regular file is, in words: a FIFO, a symbolic link to "...". */
 export function describeNonFile(path: string, info: Stats): string {
@@ -51,7 +48,9 @@ export function readFileWithin(path: string, max: number): FileRead {
   try {
     fd = openSync(fsPath(path), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? { kind: 'absent' } : { kind: 'other', what: `unreadable (${(err as NodeJS.ErrnoException).code})` };
+    return (err as NodeJS.ErrnoException).code === 'ENOENT'
+      ? { kind: 'absent' }
+      : { kind: 'other', what: `unreadable (${(err as NodeJS.ErrnoException).code})` };
   }
   try {
     const info = fstatSync(fd);
@@ -119,4 +118,3 @@ export function readRegularBounded(path: string, max: number): { data: Buffer; m
 export function readPlainBounded(path: string, max: number): Buffer | undefined {
   return readRegularBounded(path, max)?.data;
 }
-

@@ -111,12 +111,16 @@ export function planGitStore(input: StoreInput): PlannedStore {
   const destination = git.kind === 'repo' ? `${workdir}/.git` : real;
   const dir = storeDirOf(input.root, input.sessionId);
   const bound = boundNames(git);
-  const links = liveNames.filter((n) => !bound.includes(n) && (input.present?.has(n) ?? true)).map((name) => ({ name, target: `${gitLiveMount}/${name}` }));
+  const links = liveNames
+    .filter((n) => !bound.includes(n) && (input.present?.has(n) ?? true))
+    .map((name) => ({ name, target: `${gitLiveMount}/${name}` }));
   if (!full) links.push({ name: 'HEAD', target: `${gitLiveMount}/HEAD` });
   const ownBound = !full && input.ownPresent?.has('modules') ? ['modules'] : [];
   const ownLinks = full
     ? []
-    : ownLiveNames.filter((n) => input.ownPresent?.has(n) ?? true).map((name) => ({ name, target: `${gitLiveMount}/worktrees/${git.worktreeName}/${name}` }));
+    : ownLiveNames
+        .filter((n) => input.ownPresent?.has(n) ?? true)
+        .map((name) => ({ name, target: `${gitLiveMount}/worktrees/${git.worktreeName}/${name}` }));
   const store: GitStore = {
     dir,
     kind: full ? 'full' : 'common',

@@ -17,7 +17,18 @@
  *   copies' sha256, read back by finishGitStore (also by the sweep of a launcher that died).
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, constants, copyFileSync, lchownSync, lstatSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  constants,
+  copyFileSync,
+  lchownSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { ToolError } from '@agent-sandbox/shared';
 import { agentGid, agentUid } from '@agent-sandbox/shared/container-layout';
 import type { GitStore } from '@agent-sandbox/shared/schemas/mount-plan';
@@ -107,7 +118,8 @@ function makeCommon(store: GitStore, refsText: string, owner: { uid: number; gid
   mkdirOwned(common, owner);
   for (const link of store.links) symlinkSync(link.target, `${common}/${link.name}`);
   for (const name of store.mountPoints) mkdirOwned(`${common}/${name}`, owner);
-  for (const sub of ['objects', 'objects/info', 'objects/pack', 'refs', 'refs/heads', 'refs/tags', 'logs']) mkdirOwned(`${common}/${sub}`, owner);
+  for (const sub of ['objects', 'objects/info', 'objects/pack', 'refs', 'refs/heads', 'refs/tags', 'logs'])
+    mkdirOwned(`${common}/${sub}`, owner);
   writeOwned(`${common}/objects/info/alternates`, `${gitLiveMount}/objects\n`, owner);
   writeOwned(`${common}/packed-refs`, refsText, owner);
   for (const link of store.links) own(`${common}/${link.name}`, owner);
@@ -128,7 +140,11 @@ function makeOwn(store: GitStore, owner: { uid: number; gid: number }): void {
  * Makes the store, owned by `options.owner` (default: the agent's uid, agentOwner). Refuses (87, git-store-exists) when `<root>/git-stores/<id>` already exists:
  * a session with this id was not finished (finishGitStore first). Undoes itself on failure.
  */
-export function prepareGitStore(store: GitStore, sessionId: string, options: { owner?: { uid: number; gid: number }; diskBytes?: number } = {}): StoreManifest {
+export function prepareGitStore(
+  store: GitStore,
+  sessionId: string,
+  options: { owner?: { uid: number; gid: number }; diskBytes?: number } = {},
+): StoreManifest {
   const began = performance.now();
   ensureStoresParent(store.dir);
   try {
@@ -150,7 +166,18 @@ export function prepareGitStore(store: GitStore, sessionId: string, options: { o
     parsePackedRefs(snapshot.text, refs);
     const startTip = branch ? (refs.get(branch) ?? null) : null;
     const copyLimitBytes = Math.min(maxCopyBytes, options.diskBytes ?? maxCopyBytes);
-    const manifest: StoreManifest = { version: 2, store, sessionId, branch, startTip, refCount: snapshot.count, owner, copied, copyLimitBytes, ms: Math.round(performance.now() - began) };
+    const manifest: StoreManifest = {
+      version: 2,
+      store,
+      sessionId,
+      branch,
+      startTip,
+      refCount: snapshot.count,
+      owner,
+      copied,
+      copyLimitBytes,
+      ms: Math.round(performance.now() - began),
+    };
     writeFileSync(`${store.dir}/${manifestName}`, `${JSON.stringify(manifest)}\n`, { mode: 0o600, flag: 'wx' });
     return manifest;
   } catch (err) {

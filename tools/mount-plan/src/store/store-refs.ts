@@ -57,8 +57,15 @@ export function parsePackedRefs(data: string | Buffer, into: Map<string, string>
  * with. One `git for-each-ref`; symbolic refs are written as their target's value.
  */
 export function hostRefsSnapshot(place: Pick<GitPlace, 'gitDir'>): { text: string; count: number } {
-  const out = runGit(place, ['for-each-ref', '--format=%(objectname) %(refname)'], {}, { exit: 'gitMount', code: 'git-refs-unreadable' }).stdout;
-  const lines = out.split('\n').filter((l) => l !== '' && oid.test(l.slice(0, l.indexOf(' '))) && !perWorktree.test(l.slice(l.indexOf(' ') + 1)));
+  const out = runGit(
+    place,
+    ['for-each-ref', '--format=%(objectname) %(refname)'],
+    {},
+    { exit: 'gitMount', code: 'git-refs-unreadable' },
+  ).stdout;
+  const lines = out
+    .split('\n')
+    .filter((l) => l !== '' && oid.test(l.slice(0, l.indexOf(' '))) && !perWorktree.test(l.slice(l.indexOf(' ') + 1)));
   return { text: `# pack-refs with: sorted \n${lines.map((l) => `${l}\n`).join('')}`, count: lines.length };
 }
 
@@ -87,7 +94,12 @@ export function readStoreRefs(gitDir: string, maxEntries = 2_000_000): StoreRefs
   const refs = new Map<string, string>();
   const packed = readFileWithin(`${gitDir}/packed-refs`, maxPackedBytes);
   if (packed.kind === 'file') parsePackedRefs(packed.data, refs);
-  const packedUnread = packed.kind === 'other' ? packed.what : packed.kind === 'larger' ? `a file of ${packed.size} bytes (over ${maxPackedBytes}, not read)` : undefined;
+  const packedUnread =
+    packed.kind === 'other'
+      ? packed.what
+      : packed.kind === 'larger'
+        ? `a file of ${packed.size} bytes (over ${maxPackedBytes}, not read)`
+        : undefined;
   let visited = 0;
   // refs/ itself must be a directory, not a link the session put there (readdir would follow it).
   const pending = walkBeneath(gitDir, `${gitDir}/refs`).stats?.isDirectory() ? ['refs'] : [];
@@ -117,7 +129,12 @@ export function readStoreRefs(gitDir: string, maxEntries = 2_000_000): StoreRefs
 }
 
 /** Every ref that differs between the snapshot and the store, `except` the session's branch: 20 named (sorted), then a count. */
-export function droppedRefs(before: Map<string, string>, after: Map<string, string>, except: string | null, packedUnread?: string): Bounded<RefChange> {
+export function droppedRefs(
+  before: Map<string, string>,
+  after: Map<string, string>,
+  except: string | null,
+  packedUnread?: string,
+): Bounded<RefChange> {
   const names: string[] = [];
   for (const [name, value] of after) if (name !== except && before.get(name) !== value) names.push(name);
   for (const name of before.keys()) if (name !== except && !after.has(name)) names.push(name);

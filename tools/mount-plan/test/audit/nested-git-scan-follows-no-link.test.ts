@@ -29,15 +29,32 @@ async function layout(t: Parameters<typeof tempDir>[0]) {
 t.test('a nested hooks/ or config planted as a link to the host is signed as the link: what it names is never read', async (t) => {
   const { ws, host } = await layout(t);
   const before = await scanNestedGit(ws);
-  t.same(before.entries.map((e) => [e.path, e.type]), [['vendor/linked/.git', 'gitdir'], ['vendor/own/.git', 'gitdir']]);
-  t.notOk(before.hostRun.some((f) => f.path.startsWith('vendor/linked/')), "the host directory's files are not listed as the nested repository's hooks");
+  t.same(
+    before.entries.map((e) => [e.path, e.type]),
+    [
+      ['vendor/linked/.git', 'gitdir'],
+      ['vendor/own/.git', 'gitdir'],
+    ],
+  );
+  t.notOk(
+    before.hostRun.some((f) => f.path.startsWith('vendor/linked/')),
+    "the host directory's files are not listed as the nested repository's hooks",
+  );
   await writeFile(`${host}/hooks-a/post-checkout`, '#!/bin/sh\n');
   await writeFile(`${host}/hooks-a/pre-commit`, '#!/bin/sh\necho changed\n');
   await writeFile(`${host}/gitconfig`, '[core]\n\tfsmonitor = x\n');
-  t.same(diffNestedGit(before, await scanNestedGit(ws)), [], 'the host directory and file behind the links changed, and the scan did not see it: it never read them');
+  t.same(
+    diffNestedGit(before, await scanNestedGit(ws)),
+    [],
+    'the host directory and file behind the links changed, and the scan did not see it: it never read them',
+  );
   await rm(`${ws}/vendor/linked/.git/hooks`);
   await symlink(`${host}/hooks-b`, `${ws}/vendor/linked/.git/hooks`);
-  t.same(diffNestedGit(before, await scanNestedGit(ws)), [{ path: 'vendor/linked/.git', change: 'changed', type: 'gitdir' }], 'the link re-pointed is a change');
+  t.same(
+    diffNestedGit(before, await scanNestedGit(ws)),
+    [{ path: 'vendor/linked/.git', change: 'changed', type: 'gitdir' }],
+    'the link re-pointed is a change',
+  );
 });
 
 t.test("control: a change in a nested repository's own hooks directory is seen", async (t) => {

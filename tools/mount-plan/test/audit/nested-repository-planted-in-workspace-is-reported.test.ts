@@ -13,7 +13,7 @@ t.before(async () => {
   if (!(await imageExists(image))) throw new Error(`${image} is missing: run bash image/build-all.sh`);
 });
 
-t.test('a nested repository committed as a gitlink runs on the host\'s git status (open) and is reported', async (t) => {
+t.test("a nested repository committed as a gitlink runs on the host's git status (open) and is reported", async (t) => {
   const base = await tempDir(t, 'mount-plan-nested-');
   const tree = await worktreeSession(base);
   await chownToHostUser(base);
@@ -41,7 +41,11 @@ t.test('a nested repository committed as a gitlink runs on the host\'s git statu
     { path: 'vendor/lib/.git', change: 'added', type: 'gitdir' },
   ]);
   await user.git(['status'], tree.workspace, false);
-  t.same(await user.ran(), ['nested-fsmonitor'], "open, as documented: the host's git status in the session worktree ran the nested fsmonitor");
+  t.same(
+    await user.ran(),
+    ['nested-fsmonitor'],
+    "open, as documented: the host's git status in the session worktree ran the nested fsmonitor",
+  );
   await user.git(['merge', '-q', '--no-edit', 'session-s1'], tree.main);
   await user.git(['status'], tree.main);
   t.same(await user.ran(), ['nested-fsmonitor'], 'merged into another worktree the gitlink is an empty directory: nothing more ran');

@@ -20,6 +20,16 @@ t.test('FIFOs named Makefile, package.json and sub/.git: reported and listed, ne
   const started = Date.now();
   const after = await scanNestedGit(ws);
   t.ok(Date.now() - started < 5000, `the scan returned in ${Date.now() - started} ms`);
-  t.same(diffHostRun(before.hostRun, after.hostRun), { named: [{ path: 'Makefile', change: 'added' }, { path: 'package.json', change: 'added' }], others: 0 }, 'both host-run names are reported');
+  t.same(
+    diffHostRun(before.hostRun, after.hostRun),
+    {
+      named: [
+        { path: 'Makefile', change: 'added' },
+        { path: 'package.json', change: 'added' },
+      ],
+      others: 0,
+    },
+    'both host-run names are reported',
+  );
   t.same([...after.special].sort(), ['Makefile', 'package.json', 'sub/.git'], 'all three are special files the quarantine moves out');
 });

@@ -110,10 +110,10 @@ t.test('random mutations of a valid gitfile: whatever we accept, git reads the s
   let accepted = 0;
   await fc.assert(
     fc.asyncProperty(
-      fc.array(
-        fc.record({ at: fc.nat({ max: valid.length }), del: fc.nat({ max: 2 }), ins: fc.uint8Array({ maxLength: 3 }) }),
-        { minLength: 0, maxLength: 3 },
-      ),
+      fc.array(fc.record({ at: fc.nat({ max: valid.length }), del: fc.nat({ max: 2 }), ins: fc.uint8Array({ maxLength: 3 }) }), {
+        minLength: 0,
+        maxLength: 3,
+      }),
       async (edits) => {
         let bytes = Buffer.from(valid);
         for (const e of edits) {

@@ -19,19 +19,74 @@ interface Row {
 }
 
 const rows: Row[] = [
-  { claim: "husky's relative core.hooksPath names the session's own workspace", config: ['core.hooksPath', '.husky/_'], refused: true, kind: 'worktree' },
-  { claim: 'an absolute core.hooksPath inside the workspace is refused', config: ['core.hooksPath', '@WS@/hooks'], refused: true, kind: 'repo' },
-  { claim: "include.path ../.gitconfig in a plain repository names the workspace's file", config: ['include.path', '../.gitconfig'], refused: true, kind: 'repo' },
-  { claim: 'an includeIf path into the workspace is refused', config: ['includeIf.gitdir:/.path', '@WS@/x.inc'], refused: true, kind: 'worktree' },
-  { claim: 'a filter command with a relative path runs the workspace copy', config: ['filter.x.clean', './tools/clean --strict'], refused: true, kind: 'worktree' },
-  { claim: 'a core.fsmonitor hook path in the workspace is refused', config: ['core.fsmonitor', '@WS@/fsmon.sh'], refused: true, kind: 'repo' },
-  { claim: 'a shell alias running a workspace script is refused', config: ['alias.lint', '!./scripts/lint.sh'], refused: true, kind: 'worktree' },
-  { claim: 'a quoted diff driver path in the workspace is refused', config: ['diff.x.textconv', '"@WS@/bin/conv" --x'], refused: true, kind: 'repo' },
-  { claim: 'a command found on PATH is accepted', config: ['filter.lfs.process', 'git-lfs filter-process'], refused: false, kind: 'worktree' },
-  { claim: 'an absolute hooksPath outside every session path is accepted', config: ['core.hooksPath', '/usr/share/git-hooks'], refused: false, kind: 'worktree' },
+  {
+    claim: "husky's relative core.hooksPath names the session's own workspace",
+    config: ['core.hooksPath', '.husky/_'],
+    refused: true,
+    kind: 'worktree',
+  },
+  {
+    claim: 'an absolute core.hooksPath inside the workspace is refused',
+    config: ['core.hooksPath', '@WS@/hooks'],
+    refused: true,
+    kind: 'repo',
+  },
+  {
+    claim: "include.path ../.gitconfig in a plain repository names the workspace's file",
+    config: ['include.path', '../.gitconfig'],
+    refused: true,
+    kind: 'repo',
+  },
+  {
+    claim: 'an includeIf path into the workspace is refused',
+    config: ['includeIf.gitdir:/.path', '@WS@/x.inc'],
+    refused: true,
+    kind: 'worktree',
+  },
+  {
+    claim: 'a filter command with a relative path runs the workspace copy',
+    config: ['filter.x.clean', './tools/clean --strict'],
+    refused: true,
+    kind: 'worktree',
+  },
+  {
+    claim: 'a core.fsmonitor hook path in the workspace is refused',
+    config: ['core.fsmonitor', '@WS@/fsmon.sh'],
+    refused: true,
+    kind: 'repo',
+  },
+  {
+    claim: 'a shell alias running a workspace script is refused',
+    config: ['alias.lint', '!./scripts/lint.sh'],
+    refused: true,
+    kind: 'worktree',
+  },
+  {
+    claim: 'a quoted diff driver path in the workspace is refused',
+    config: ['diff.x.textconv', '"@WS@/bin/conv" --x'],
+    refused: true,
+    kind: 'repo',
+  },
+  {
+    claim: 'a command found on PATH is accepted',
+    config: ['filter.lfs.process', 'git-lfs filter-process'],
+    refused: false,
+    kind: 'worktree',
+  },
+  {
+    claim: 'an absolute hooksPath outside every session path is accepted',
+    config: ['core.hooksPath', '/usr/share/git-hooks'],
+    refused: false,
+    kind: 'worktree',
+  },
   { claim: 'core.fsmonitor=true (the built-in daemon) is accepted', config: ['core.fsmonitor', 'true'], refused: false, kind: 'repo' },
   { claim: 'an alias that is not a shell command is accepted', config: ['alias.st', 'status ./x'], refused: false, kind: 'worktree' },
-  { claim: 'include.path relative to a common dir outside the workspace is accepted', config: ['include.path', 'extra.inc'], refused: false, kind: 'worktree' },
+  {
+    claim: 'include.path relative to a common dir outside the workspace is accepted',
+    config: ['include.path', 'extra.inc'],
+    refused: false,
+    kind: 'worktree',
+  },
 ];
 
 async function session(base: string, kind: Row['kind']) {

@@ -27,7 +27,12 @@ async function session(t: Teardown, label: string) {
 
 t.test('a rewritten branch is not applied: it waits at the side ref, and the branch here stays', async (t) => {
   const { tree, plan, store, rev, start } = await session(t, 'rewrite');
-  const run = await runInContainer(t, plan, 'git commit -q --allow-empty -m a && git reset -q --hard HEAD~1 && git commit -q --allow-empty --amend -m rewritten && git rev-parse HEAD', root0);
+  const run = await runInContainer(
+    t,
+    plan,
+    'git commit -q --allow-empty -m a && git reset -q --hard HEAD~1 && git commit -q --allow-empty --amend -m rewritten && git rev-parse HEAD',
+    root0,
+  );
   t.equal(run.exitCode, 0, run.stderr);
   const report = store.finish();
   t.match(report, { outcome: 'side-ref', sideRef: side, from: start, to: run.stdout.trim() });
@@ -37,7 +42,7 @@ t.test('a rewritten branch is not applied: it waits at the side ref, and the bra
   t.equal((await git(['fsck', '--full', '--no-progress'], tree.main, false)).exitCode, 0, 'git fsck --full passes');
 });
 
-t.test('a branch the host moved during the session is not overwritten: the session\'s commits wait at the side ref', async (t) => {
+t.test("a branch the host moved during the session is not overwritten: the session's commits wait at the side ref", async (t) => {
   const { tree, plan, store, rev } = await session(t, 'moved');
   const run = await runInContainer(t, plan, 'git commit -q --allow-empty -m "from the session" && git rev-parse HEAD', root0);
   t.equal(run.exitCode, 0, run.stderr);
@@ -63,7 +68,12 @@ t.test('a detached HEAD at start has no branch: nothing comes home', async (t) =
 
 t.test('a store whose objects the session deleted brings nothing home and says why; the host is intact', async (t) => {
   const { tree, plan, store, rev, start } = await session(t, 'wiped');
-  const run = await runInContainer(t, plan, 'git commit -q --allow-empty -m lost && find "$(git rev-parse --git-common-dir)/objects" -type f -delete; find /sandbox/git/live/objects -type f -delete 2>&1 | tail -1', root0);
+  const run = await runInContainer(
+    t,
+    plan,
+    'git commit -q --allow-empty -m lost && find "$(git rev-parse --git-common-dir)/objects" -type f -delete; find /sandbox/git/live/objects -type f -delete 2>&1 | tail -1',
+    root0,
+  );
   t.match(run.stdout + run.stderr, /Read-only file system/, "the host's objects are read-only inside");
   const report = store.finish();
   t.match(report, { outcome: 'failed', from: start });
@@ -83,7 +93,13 @@ t.test('an unborn branch (a repository without a commit) is created by the impor
   const store = prepareStore(t, plan, rootOwner);
   const run = await runInContainer(t, plan, 'echo x > x && git add x && git commit -q -m first && git rev-parse HEAD', root0);
   t.equal(run.exitCode, 0, run.stderr);
-  t.match(store.finish(), { branch: 'refs/heads/trunk', outcome: 'fast-forward', from: null, to: run.stdout.trim(), copiedBack: ['index'] });
+  t.match(store.finish(), {
+    branch: 'refs/heads/trunk',
+    outcome: 'fast-forward',
+    from: null,
+    to: run.stdout.trim(),
+    copiedBack: ['index'],
+  });
   t.equal((await git(['rev-parse', 'trunk'], ws)).stdout.trim(), run.stdout.trim());
   t.equal((await git(['status', '--porcelain'], ws)).stdout, '', 'the host sees a clean checkout');
 });

@@ -33,10 +33,13 @@ async function repoWithIndex(t: Parameters<typeof tempDir>[0]): Promise<string> 
 
 async function lsStage(repo: string): Promise<{ mode: string; oid: string; stage: number; path: string }[]> {
   const out = (await git(['ls-files', '--stage', '-z'], repo)).stdout;
-  return out.split('\0').filter(Boolean).map((l) => {
-    const m = /^(\d{6}) ([0-9a-f]+) (\d)\t([\s\S]*)$/.exec(l)!;
-    return { mode: m[1]!, oid: m[2]!, stage: Number(m[3]), path: m[4]! };
-  });
+  return out
+    .split('\0')
+    .filter(Boolean)
+    .map((l) => {
+      const m = /^(\d{6}) ([0-9a-f]+) (\d)\t([\s\S]*)$/.exec(l)!;
+      return { mode: m[1]!, oid: m[2]!, stage: Number(m[3]), path: m[4]! };
+    });
 }
 
 t.test('versions 2, 3 and 4 as real git writes them read exactly as git ls-files --stage lists them', async (t) => {
@@ -64,7 +67,10 @@ t.test('versions 2, 3 and 4 as real git writes them read exactly as git ls-files
 /** `data` with its trailing SHA-1 made right again. */
 function resum(data: Buffer): Buffer {
   const out = Buffer.from(data);
-  createHash('sha1').update(out.subarray(0, out.length - 20)).digest().copy(out, out.length - 20);
+  createHash('sha1')
+    .update(out.subarray(0, out.length - 20))
+    .digest()
+    .copy(out, out.length - 20);
   return out;
 }
 
@@ -78,7 +84,11 @@ t.test('what git would not read is refused with why', async (t) => {
   cases.push(['a byte changed, the checksum left', flipped, /checksum does not match/]);
   // Cut after room for the smallest entries the count needs (63 bytes each), short of the real ones.
   const count = good.readUInt32BE(8);
-  cases.push(['cut short (checksum made right)', resum(Buffer.concat([good.subarray(0, 12 + count * 63), Buffer.alloc(20)])), /ends inside an entry|a path has no end/]);
+  cases.push([
+    'cut short (checksum made right)',
+    resum(Buffer.concat([good.subarray(0, 12 + count * 63), Buffer.alloc(20)])),
+    /ends inside an entry|a path has no end/,
+  ]);
   const lying = Buffer.from(good);
   lying.writeUInt32BE(1_000_000, 8);
   cases.push(['an entry count the file cannot hold', resum(lying), /claims 1000000 entries/]);
@@ -105,7 +115,21 @@ t.test("git's varint: one byte, and the continuation adding one per byte", async
 });
 
 t.test('the paths git would not check out (verify_path with protectNTFS)', async (t) => {
-  const unsafe = ['../x', 'a/../b', '.git/hooks/x', 'a/.GIT/config', '.git./x', '.git  /x', 'GIT~1/x', 'a\\..\\b', '/etc/x', 'a//b', './a', '', 'dir/'];
+  const unsafe = [
+    '../x',
+    'a/../b',
+    '.git/hooks/x',
+    'a/.GIT/config',
+    '.git./x',
+    '.git  /x',
+    'GIT~1/x',
+    'a\\..\\b',
+    '/etc/x',
+    'a//b',
+    './a',
+    '',
+    'dir/',
+  ];
   const safe = ['a', 'a/b.c', '.gitignore', 'x/.github/y', '..a', 'a..', '.gitmodules', 'git~2/x', 'naïve/ü'];
   for (const p of unsafe) t.ok(unsafeIndexPath(p), JSON.stringify(p));
   for (const p of safe) t.notOk(unsafeIndexPath(p), JSON.stringify(p));

@@ -22,7 +22,10 @@ function swapPath(index: Buffer, placeholder: string, bad: string): Buffer {
   const out = Buffer.from(index);
   out.write(bad, at, 'latin1');
   const body = out.subarray(0, out.length - 20);
-  createHash('sha1').update(body).digest().copy(out, out.length - 20);
+  createHash('sha1')
+    .update(body)
+    .digest()
+    .copy(out, out.length - 20);
   return out;
 }
 
@@ -45,16 +48,36 @@ t.test('the paths git would not check out', async (t) => {
  * A session of workspace s1 whose branch advances by one commit (written into its store by the
  * host's git, as the session's git would), under `diskBytes`; `leaveIndex` writes what it leaves as its index.
  */
-async function advancingSession(t: Parameters<typeof tempDir>[0], label: string, diskBytes: number, leaveIndex: (file: string, main: string) => Promise<void>) {
+async function advancingSession(
+  t: Parameters<typeof tempDir>[0],
+  label: string,
+  diskBytes: number,
+  leaveIndex: (file: string, main: string) => Promise<void>,
+) {
   const tree = await worktreeSession(await tempDir(t, `index-${label}-`));
   const plan = await planMounts({ workspace: tree.workspace, root: tree.root, sessionId: 's1', gitRoots: [tree.gitRoot] });
   const store = plan.gitStore!;
   prepareGitStore(store, 's1', { owner: rootOwner, diskBytes });
   t.teardown(() => finishGitStore(store.dir));
   const start = (await git(['rev-parse', 'session-s1'], tree.main)).stdout.trim();
-  const env = { GIT_DIR: tree.common, GIT_OBJECT_DIRECTORY: `${store.dir}/common/objects`, GIT_ALTERNATE_OBJECT_DIRECTORIES: `${tree.common}/objects`, GIT_AUTHOR_NAME: 'agent', GIT_AUTHOR_EMAIL: 'a@example.invalid', GIT_COMMITTER_NAME: 'agent', GIT_COMMITTER_EMAIL: 'a@example.invalid', PATH: process.env['PATH'] };
+  const env = {
+    GIT_DIR: tree.common,
+    GIT_OBJECT_DIRECTORY: `${store.dir}/common/objects`,
+    GIT_ALTERNATE_OBJECT_DIRECTORIES: `${tree.common}/objects`,
+    GIT_AUTHOR_NAME: 'agent',
+    GIT_AUTHOR_EMAIL: 'a@example.invalid',
+    GIT_COMMITTER_NAME: 'agent',
+    GIT_COMMITTER_EMAIL: 'a@example.invalid',
+    PATH: process.env['PATH'],
+  };
   const blob = (await execa('git', ['hash-object', '-w', '--stdin'], { env, extendEnv: false, input: 'from the session\n' })).stdout.trim();
-  const treeId = (await execa('git', ['mktree'], { env, extendEnv: false, input: `100644 blob ${(await git(['rev-parse', 'HEAD:README'], tree.main)).stdout.trim()}\tREADME\n100644 blob ${blob}\tnew-file\n` })).stdout.trim();
+  const treeId = (
+    await execa('git', ['mktree'], {
+      env,
+      extendEnv: false,
+      input: `100644 blob ${(await git(['rev-parse', 'HEAD:README'], tree.main)).stdout.trim()}\tREADME\n100644 blob ${blob}\tnew-file\n`,
+    })
+  ).stdout.trim();
   const tip = (await execa('git', ['commit-tree', treeId, '-p', start, '-m', 'session'], { env, extendEnv: false })).stdout.trim();
   writeFileSync(`${store.dir}/common/refs/heads/session-s1`, `${tip}\n`);
   const copyDir = ['own', 'common'].map((d) => path.join(store.dir, d)).find((d) => readdirSync(d).includes('index'))!;
@@ -70,22 +93,32 @@ async function indexMatchesTip(tree: { main: string; workspace: string }, tip: s
   return { listed, wanted };
 }
 
-t.test("a session index listing ../ after a fast-forward: the host's index is rebuilt from the new tip, and the owner's checkout writes nothing outside", async (t) => {
-  const s = await advancingSession(t, 'rebuilt', 1 << 30, async (file, main) => {
-    const scratch = await tempDir(t, 'index-craft-ff-');
-    await git(['clone', '-q', main, scratch], scratch);
-    writeFileSync(file, await craftedIndexIn(scratch));
-  });
-  const report = s.finish();
-  t.match(report, { outcome: 'fast-forward', to: s.tip, copiedBack: [], rebuilt: ['index'] });
-  t.match(report.kept.join('\n'), /index: it lists "\.\.\/\.\.\/outside-by-index", a path git would not check out.*; rebuilt from refs\/heads\/session-s1/);
-  const { listed, wanted } = await indexMatchesTip(s.tree, s.tip);
-  t.equal(listed, wanted, "the host's index lists exactly the new tip's tree");
-  await git(['checkout', '--', '.'], s.tree.workspace, false);
-  t.notOk(existsSync(path.join(s.tree.root, 'outside-by-index')), "the owner's checkout writes nothing outside the worktree");
-  t.notOk(existsSync(path.join(s.tree.base, 'outside-by-index')));
-  t.equal(readFileSync(path.join(s.tree.workspace, 'new-file'), 'utf8'), 'from the session\n', "the checkout wrote the session's file inside");
-});
+t.test(
+  "a session index listing ../ after a fast-forward: the host's index is rebuilt from the new tip, and the owner's checkout writes nothing outside",
+  async (t) => {
+    const s = await advancingSession(t, 'rebuilt', 1 << 30, async (file, main) => {
+      const scratch = await tempDir(t, 'index-craft-ff-');
+      await git(['clone', '-q', main, scratch], scratch);
+      writeFileSync(file, await craftedIndexIn(scratch));
+    });
+    const report = s.finish();
+    t.match(report, { outcome: 'fast-forward', to: s.tip, copiedBack: [], rebuilt: ['index'] });
+    t.match(
+      report.kept.join('\n'),
+      /index: it lists "\.\.\/\.\.\/outside-by-index", a path git would not check out.*; rebuilt from refs\/heads\/session-s1/,
+    );
+    const { listed, wanted } = await indexMatchesTip(s.tree, s.tip);
+    t.equal(listed, wanted, "the host's index lists exactly the new tip's tree");
+    await git(['checkout', '--', '.'], s.tree.workspace, false);
+    t.notOk(existsSync(path.join(s.tree.root, 'outside-by-index')), "the owner's checkout writes nothing outside the worktree");
+    t.notOk(existsSync(path.join(s.tree.base, 'outside-by-index')));
+    t.equal(
+      readFileSync(path.join(s.tree.workspace, 'new-file'), 'utf8'),
+      'from the session\n',
+      "the checkout wrote the session's file inside",
+    );
+  },
+);
 
 t.test('a sparse 1 GiB index under --disk 100m is not read: the index is rebuilt and stays small', async (t) => {
   const gib = 1 << 30;

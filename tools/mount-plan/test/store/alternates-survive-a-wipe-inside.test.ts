@@ -52,20 +52,28 @@ async function wipeThenCommit(t: Teardown, label: string, pinned: boolean) {
   return { run, report, log, fsck, status, pins };
 }
 
-t.test('a session that wipes its store and the host objects it sees, then recovers and commits: the commit comes home, the host is whole', async (t) => {
-  const r = await wipeThenCommit(t, 'pinned', true);
-  t.equal(r.pins.length, 3, 'the plan pins objects/, objects/info/ and the alternates file');
-  t.equal(r.run.exitCode, 0, r.run.stderr);
-  t.not(r.status('wipe-objects'), 0, 'the wipe could not delete everything');
-  t.match(r.run.stdout, /objects-left=0 alternates=\/sandbox\/git\/live\/objects\n/, 'it deleted every object file of the store; the alternates file is intact');
-  for (const step of ['rm-objects', 'move-info', 'move-objects', 'empty-alternates', 'wipe-live']) t.not(r.status(step), 0, `${step} fails`);
-  t.equal(r.status('wipe-refs'), 0, 'the refs, packed-refs and logs were the store\'s to delete');
-  t.equal(r.status('recover'), 0, 'the honest agent puts its branch back at the tip it remembered (a host object, still seen)');
-  t.equal(r.status('honest-commit'), 0, 'and commits');
-  t.match(r.report, { outcome: 'fast-forward' });
-  t.match(r.log, /^honest commit\ninitial\s*$/, 'the honest commit is on the branch here');
-  t.equal(r.fsck.exitCode, 0, `git fsck --full passes: ${r.fsck.stderr}`);
-});
+t.test(
+  'a session that wipes its store and the host objects it sees, then recovers and commits: the commit comes home, the host is whole',
+  async (t) => {
+    const r = await wipeThenCommit(t, 'pinned', true);
+    t.equal(r.pins.length, 3, 'the plan pins objects/, objects/info/ and the alternates file');
+    t.equal(r.run.exitCode, 0, r.run.stderr);
+    t.not(r.status('wipe-objects'), 0, 'the wipe could not delete everything');
+    t.match(
+      r.run.stdout,
+      /objects-left=0 alternates=\/sandbox\/git\/live\/objects\n/,
+      'it deleted every object file of the store; the alternates file is intact',
+    );
+    for (const step of ['rm-objects', 'move-info', 'move-objects', 'empty-alternates', 'wipe-live'])
+      t.not(r.status(step), 0, `${step} fails`);
+    t.equal(r.status('wipe-refs'), 0, "the refs, packed-refs and logs were the store's to delete");
+    t.equal(r.status('recover'), 0, 'the honest agent puts its branch back at the tip it remembered (a host object, still seen)');
+    t.equal(r.status('honest-commit'), 0, 'and commits');
+    t.match(r.report, { outcome: 'fast-forward' });
+    t.match(r.log, /^honest commit\ninitial\s*$/, 'the honest commit is on the branch here');
+    t.equal(r.fsck.exitCode, 0, `git fsck --full passes: ${r.fsck.stderr}`);
+  },
+);
 
 t.test('control: without the pinned mounts the same wipe cuts the store off the host objects, and the honest commit fails', async (t) => {
   const r = await wipeThenCommit(t, 'control', false);

@@ -17,7 +17,12 @@ t.before(async () => {
 /** What git itself lists: refname -> object id (symbolic refs as their target's). */
 async function gitRefs(worktree: string, run = git): Promise<Map<string, string>> {
   const out = (await run(['for-each-ref', '--format=%(refname) %(objectname)'], worktree)).stdout;
-  return new Map(out.split('\n').filter(Boolean).map((l) => l.split(' ') as [string, string]));
+  return new Map(
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split(' ') as [string, string]),
+  );
 }
 
 async function richRepository(base: string) {
@@ -45,7 +50,7 @@ t.test("the store starts with the host's refs as git lists them, per-worktree re
   t.equal(manifest.refCount, inStore.size);
 });
 
-t.test('a session that moves, deletes and makes refs changes none of the host\'s; each change is counted', async (t) => {
+t.test("a session that moves, deletes and makes refs changes none of the host's; each change is counted", async (t) => {
   const base = await tempDir(t, 'mount-plan-refs-session-');
   const tree = await richRepository(base);
   await chownToHostUser(base);
@@ -76,10 +81,25 @@ t.test('a session that moves, deletes and makes refs changes none of the host\'s
   const after = await gitRefs(tree.main, user.git);
   after.delete('refs/heads/session-s1');
   before.delete('refs/heads/session-s1');
-  t.same([...after].sort(), [...before].sort(), 'every other host ref is exactly as it was: main, other, the tags, the symbolic ref, the packed branch');
-  t.notOk([...after.keys()].some((n) => n.startsWith('refs/replace/') || n.startsWith('refs/notes/') || n.startsWith('refs/agent/')), 'no replace ref, note or made ref reached the host');
+  t.same(
+    [...after].sort(),
+    [...before].sort(),
+    'every other host ref is exactly as it was: main, other, the tags, the symbolic ref, the packed branch',
+  );
+  t.notOk(
+    [...after.keys()].some((n) => n.startsWith('refs/replace/') || n.startsWith('refs/notes/') || n.startsWith('refs/agent/')),
+    'no replace ref, note or made ref reached the host',
+  );
   t.equal(report.refsDropped.named.length, 20, '20 named');
-  t.equal(report.refsDropped.named.length + report.refsDropped.others, 5000 + 8, 'and every change counted: 5000 made, main, other, v1, loose-tag, packed-only, the symbolic ref, a replace ref, a note');
-  t.same(report.refsDropped.named.slice(0, 2).map((r) => r.name), ['refs/agent/r1', 'refs/agent/r10'], 'named in order');
+  t.equal(
+    report.refsDropped.named.length + report.refsDropped.others,
+    5000 + 8,
+    'and every change counted: 5000 made, main, other, v1, loose-tag, packed-only, the symbolic ref, a replace ref, a note',
+  );
+  t.same(
+    report.refsDropped.named.slice(0, 2).map((r) => r.name),
+    ['refs/agent/r1', 'refs/agent/r10'],
+    'named in order',
+  );
   t.equal((await user.git(['fsck', '--full', '--no-progress'], tree.main, false)).exitCode, 0, 'git fsck --full on the host passes');
 });

@@ -51,7 +51,11 @@ export interface ContainerDeps extends AttributeDeps {
 async function inspectContainer(container: string): Promise<InspectedState> {
   const out = await runPodman(['container', 'inspect', '--format', 'json', container], { expect: 'any', timeoutMs: 30_000 });
   if (out.exitCode !== 0) {
-    throw new ToolError('usage', 'no-such-container', `container ${JSON.stringify(container)}: podman inspect failed: ${out.stderr.trim().split('\n').pop() ?? ''}`);
+    throw new ToolError(
+      'usage',
+      'no-such-container',
+      `container ${JSON.stringify(container)}: podman inspect failed: ${out.stderr.trim().split('\n').pop() ?? ''}`,
+    );
   }
   return parseInspect(out.stdout);
 }
@@ -65,7 +69,11 @@ function parentEvidence(state: InspectedState): { counters: Counters; cgroup: Ev
   if (where.sessionId === '') {
     const layout = cgroupLayout(`/${parentBase}/-none-`);
     const error = `the container's cgroup is removed when it exits and its parent ${state.cgroupParent || '(default)'} is shared: no peaks`;
-    return { counters: {}, cgroup: { ...cgroupEvidence(layout, state.cgroupParent, {}), error }, peak: { memoryBytes: null, pids: null, cpuSeconds: null } };
+    return {
+      counters: {},
+      cgroup: { ...cgroupEvidence(layout, state.cgroupParent, {}), error },
+      peak: { memoryBytes: null, pids: null, cpuSeconds: null },
+    };
   }
   const layout = cgroupLayout(where.relPath);
   const counters = readCounters(layout);
@@ -79,7 +87,11 @@ export async function attributeContainer(container: string, deps: ContainerDeps 
   const kmsg = deps.readKmsg ? deps.readKmsg(-1) : readKmsg(-1, kmsgPath, 'attribution');
   const state = await inspecting;
   if (state.status === 'running' || state.status === 'paused' || state.status === 'stopping') {
-    throw new ToolError('usage', 'container-running', `container ${JSON.stringify(container)} is ${state.status}: attribute it after it ended`);
+    throw new ToolError(
+      'usage',
+      'container-running',
+      `container ${JSON.stringify(container)} is ${state.status}: attribute it after it ended`,
+    );
   }
   const { counters, cgroup, peak } = parentEvidence(state);
   // The container's own cgroup (<parent>/libpod-<id>, or libpod-<id>.scope under systemd) is named in the kernel's lines.
@@ -101,7 +113,13 @@ export async function attributeContainer(container: string, deps: ContainerDeps 
     kernelLog: kernel,
     cgroup,
     eventLog,
-    inspect: { status: state.status, oomKilled: state.oomKilled, error: state.error, startedAt: state.startedAt, finishedAt: state.finishedAt },
+    inspect: {
+      status: state.status,
+      oomKilled: state.oomKilled,
+      error: state.error,
+      startedAt: state.startedAt,
+      finishedAt: state.finishedAt,
+    },
   };
   return {
     ok: true,

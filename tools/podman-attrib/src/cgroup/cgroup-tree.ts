@@ -95,7 +95,11 @@ export function createParent(layout: CgroupLayout, root = cgroupRoot): void {
     for (const dir of new Set(Object.values(layout.dirs))) mkdirSync(dir, { recursive: true });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    throw new ToolError('limits', 'cgroup-parent-failed', `cannot create the session's parent cgroup (${e.code ?? e.message}): ${e.message}`);
+    throw new ToolError(
+      'limits',
+      'cgroup-parent-failed',
+      `cannot create the session's parent cgroup (${e.code ?? e.message}): ${e.message}`,
+    );
   }
 }
 

@@ -121,8 +121,10 @@ export function pidsPeak(counters: Counters, sampledContainerPids: number | null
 /** What peak.pids counted, in words, for the evidence beside it. */
 export function pidsPeakBasis(counters: Counters): string {
   if (counters['pids.peak'] === undefined) return "the launcher's samples of the container's tasks (no pids.peak survived)";
-  if (counters[conmonScopeKey]) return "the session parent's pids.peak less conmon's one task (conmon ran in its own scope in the parent: moved in, never forked there)";
-  if (counters['conmon/pids.peak'] !== undefined) return "the session parent's pids.peak less conmon's child cgroup (or the sample, where conmon's setup peak hid the container's)";
+  if (counters[conmonScopeKey])
+    return "the session parent's pids.peak less conmon's one task (conmon ran in its own scope in the parent: moved in, never forked there)";
+  if (counters['conmon/pids.peak'] !== undefined)
+    return "the session parent's pids.peak less conmon's child cgroup (or the sample, where conmon's setup peak hid the container's)";
   return "the session parent's pids.peak";
 }
 

@@ -96,10 +96,14 @@ function watchTree(top: string, onChange: () => void): { close(): void } {
     }
   };
   const add = (dir: string, depth: number): void => {
-    if (depth > 3 || !open(dir, (event, name) => {
-      if (name === 'pids.events') onChange();
-      else if (event === 'rename' && name && isDir(path.join(dir, name))) add(path.join(dir, name), depth + 1);
-    })) return;
+    if (
+      depth > 3 ||
+      !open(dir, (event, name) => {
+        if (name === 'pids.events') onChange();
+        else if (event === 'rename' && name && isDir(path.join(dir, name))) add(path.join(dir, name), depth + 1);
+      })
+    )
+      return;
     for (const child of descendants(dir, 1)) add(child, depth + 1);
     onChange();
   };

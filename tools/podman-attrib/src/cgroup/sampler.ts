@@ -74,7 +74,11 @@ export function startSampler(options: { cgroupParent?: string; layout?: CgroupLa
   const take = () => {
     const now = sampleNow(layout);
     const max = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.max(a, b));
-    peak = { memoryBytes: max(peak.memoryBytes, now.memoryBytes), pids: max(peak.pids, now.pids), cpuSeconds: max(peak.cpuSeconds, now.cpuSeconds) };
+    peak = {
+      memoryBytes: max(peak.memoryBytes, now.memoryBytes),
+      pids: max(peak.pids, now.pids),
+      cpuSeconds: max(peak.cpuSeconds, now.cpuSeconds),
+    };
   };
   take();
   const timer = setInterval(take, options.intervalMs ?? samplerIntervalMs());

@@ -67,7 +67,9 @@ export function readContainerEvents(match: { name?: string; id?: string }, offse
   // escaping, so a line about the container holds them verbatim; an unusual name parses all.
   const plainName = match.name !== undefined && /^[A-Za-z0-9_.-]+$/.test(match.name) ? match.name : undefined;
   const mayMatch = (line: string) =>
-    (match.name !== undefined && plainName === undefined) || (plainName !== undefined && line.includes(plainName)) || (id !== undefined && line.includes(id));
+    (match.name !== undefined && plainName === undefined) ||
+    (plainName !== undefined && line.includes(plainName)) ||
+    (id !== undefined && line.includes(id));
   for (const line of text.split('\n')) {
     if (!line.startsWith('{') || !mayMatch(line)) continue;
     let event: Record<string, unknown>;

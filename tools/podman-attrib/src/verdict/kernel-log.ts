@@ -27,7 +27,9 @@ export function parseKmsgRecord(text: string): KmsgRecord | undefined {
   if (seq === undefined || usec === undefined) return undefined;
   // /dev/kmsg writes '\' and non-printable bytes as \xNN (dmesg decodes them); a systemd
   // slice's cgroup path holds one: agent_sandbox-a\x2db.slice arrives as ...a\x5cx2db.slice.
-  const message = (text.slice(semi + 1).split('\n')[0] ?? '').replace(/\\x([0-9a-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  const message = (text.slice(semi + 1).split('\n')[0] ?? '').replace(/\\x([0-9a-f]{2})/g, (_, hex: string) =>
+    String.fromCharCode(parseInt(hex, 16)),
+  );
   return { seq: Number(seq), usec: Number(usec), message };
 }
 
@@ -56,7 +58,10 @@ export function readKmsg(afterSeq = -1, file = kmsgPath, only: 'all' | 'attribut
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    const why = e.code === 'EPERM' || e.code === 'EACCES' ? `${e.code}: reading the kernel log needs CAP_SYSLOG (kernel.dmesg_restrict)` : `${e.code ?? ''} ${e.message}`;
+    const why =
+      e.code === 'EPERM' || e.code === 'EACCES'
+        ? `${e.code}: reading the kernel log needs CAP_SYSLOG (kernel.dmesg_restrict)`
+        : `${e.code ?? ''} ${e.message}`;
     return { state: e.code === 'ENOENT' ? 'absent' : 'unreadable', error: why.trim() };
   }
   const records: KmsgRecord[] = [];
@@ -120,4 +125,3 @@ export function findKernelEvents(records: KmsgRecord[], match: string): KernelFi
   }
   return { oomKills, pidsRejections };
 }
-

@@ -53,7 +53,10 @@ interface CursorState {
 
 function openError(err: unknown): Failure {
   const e = err as NodeJS.ErrnoException;
-  const why = e.code === 'EPERM' || e.code === 'EACCES' ? `${e.code}: reading the kernel log needs CAP_SYSLOG (kernel.dmesg_restrict)` : `${e.code ?? ''} ${e.message}`;
+  const why =
+    e.code === 'EPERM' || e.code === 'EACCES'
+      ? `${e.code}: reading the kernel log needs CAP_SYSLOG (kernel.dmesg_restrict)`
+      : `${e.code ?? ''} ${e.message}`;
   return { state: e.code === 'ENOENT' ? 'absent' : 'unreadable', error: why.trim() };
 }
 
@@ -111,7 +114,15 @@ function readNew(state: CursorState, file: string, earlyCounts: ((message: strin
 
 export function openKmsgCursor(options: KmsgCursorOptions): KmsgCursor {
   const file = options.file ?? kmsgPath;
-  const state: CursorState = { fd: undefined, failed: undefined, buffer: Buffer.alloc(16384), mark: -1, drained: false, raced: false, lastLength: 0 };
+  const state: CursorState = {
+    fd: undefined,
+    failed: undefined,
+    buffer: Buffer.alloc(16384),
+    mark: -1,
+    drained: false,
+    raced: false,
+    lastLength: 0,
+  };
   try {
     state.fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {

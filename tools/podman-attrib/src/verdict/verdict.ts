@@ -79,7 +79,10 @@ export function decide(input: VerdictInput): Verdict {
     return { reason: 'pids-limit', basis: `cgroup counter pids.events:max = ${counters['pids.events:max']}` };
   }
   if (counter(counters, descendantPidsKey) > 0) {
-    return { reason: 'pids-limit', basis: `cgroup counter pids.events:max = ${counters[descendantPidsKey]} in the container's own cgroup, read while it ran` };
+    return {
+      reason: 'pids-limit',
+      basis: `cgroup counter pids.events:max = ${counters[descendantPidsKey]} in the container's own cgroup, read while it ran`,
+    };
   }
   const signal = signalOfStatus(input.exitCode);
   if (signal) return { reason: 'signal', basis: `exit status ${input.exitCode} = 128 + ${signal}`, signal };

@@ -36,7 +36,8 @@ const rows: Row[] = [
   {
     claim: 'a memory bomb kept after exit is oom-killed from the kernel line naming its libpod-<id>, although inspect says OOMKilled false',
     label: 'cli-oom',
-    make: async (name) => void (await run(name, ['--memory=32m', '--memory-swap=32m', busybox, 'sh', '-c', 'a=x; while true; do a="$a$a"; done'])),
+    make: async (name) =>
+      void (await run(name, ['--memory=32m', '--memory-swap=32m', busybox, 'sh', '-c', 'a=x; while true; do a="$a$a"; done'])),
     exitCode: 137,
     reason: 'oom-killed',
     check: (t, out) => {
@@ -45,12 +46,19 @@ const rows: Row[] = [
     },
   },
   {
-    claim: 'a fork bomb run under a session parent is pids-limit, with the parent\'s peaks',
+    claim: "a fork bomb run under a session parent is pids-limit, with the parent's peaks",
     label: 'cli-pids',
     make: async (name, t) => {
       // In this host's form: a path with cgroupfs, a slice with systemd.
       const parent = sessionParent(sessionId(t, 'cli-pids')).podmanArg;
-      await run(name, [`--cgroup-parent=${parent}`, '--pids-limit=24', busybox, 'sh', '-c', '(for i in $(seq 1 40); do sleep 1 & done; wait) 2>/dev/null; exit 0']);
+      await run(name, [
+        `--cgroup-parent=${parent}`,
+        '--pids-limit=24',
+        busybox,
+        'sh',
+        '-c',
+        '(for i in $(seq 1 40); do sleep 1 & done; wait) 2>/dev/null; exit 0',
+      ]);
     },
     exitCode: 0,
     reason: 'pids-limit',

@@ -46,7 +46,10 @@ t.test("the container's processes are killed through its cgroup; conmon is not, 
       return '';
     }
   };
-  const up = await until(async () => cid() !== '' && (await runPodman(['exec', name, 'test', '-e', '/dev/shm/up'], { expect: 'any' })).exitCode === 0, 60_000);
+  const up = await until(
+    async () => cid() !== '' && (await runPodman(['exec', name, 'test', '-e', '/dev/shm/up'], { expect: 'any' })).exitCode === 0,
+    60_000,
+  );
   t.ok(up, `the container runs its four processes${up ? '' : ` (podman: ${podmanSaid()})`}`);
   if (!up) return;
   const layout = cgroupLayout(parent.relPath, cgroupMode());
@@ -56,7 +59,11 @@ t.test("the container's processes are killed through its cgroup; conmon is not, 
   let timer: NodeJS.Timeout | undefined;
   const status = await Promise.race([run, new Promise((r) => (timer = setTimeout(r, 20_000, 'not within 20 s')))]);
   clearTimeout(timer);
-  t.equal(status, 137, `podman run reports the container killed (${Date.now() - began} ms after the kill)${status === 137 ? '' : `; podman: ${podmanSaid()}`}`);
+  t.equal(
+    status,
+    137,
+    `podman run reports the container killed (${Date.now() - began} ms after the kill)${status === 137 ? '' : `; podman: ${podmanSaid()}`}`,
+  );
   t.equal((await runPodman(['container', 'exists', name], { expect: 'any' })).exitCode, 1, 'and removed it');
 });
 

@@ -15,7 +15,11 @@ import { cgroupLayout, cgroupRoot, parentPath, removeParent, type CgroupLayout }
 import { parentHasTasks, untilParentEmpty } from '../../dist/cgroup/parent-empty.js';
 
 const isRoot = process.getuid?.() === 0;
-const skip = !isRoot ? 'needs root (cgroups under /sys/fs/cgroup)' : cgroupManager() === 'systemd' ? 'systemd host: session parents are slices' : false;
+const skip = !isRoot
+  ? 'needs root (cgroups under /sys/fs/cgroup)'
+  : cgroupManager() === 'systemd'
+    ? 'systemd host: session parents are slices'
+    : false;
 const newId = (label: string) => `astest-zombie-${label}-${randomBytes(3).toString('hex')}`;
 const unifiedRoot = path.join(cgroupRoot, 'unified');
 const v2Root = cgroupMode(cgroupRoot) === 'v2' ? cgroupRoot : existsSync(path.join(unifiedRoot, 'cgroup.procs')) ? unifiedRoot : undefined;
@@ -60,28 +64,39 @@ function makeParent(t: { teardown(fn: () => unknown): void }, layout: CgroupLayo
   return dirs.map((dir) => path.join(dir, 'conmon'));
 }
 
-t.test('v1: a zombie in the parent does not hold the wait, and the parent is removed with it still charged', { skip: skip || (cgroupMode(cgroupRoot) === 'v2' && 'a v2 host') }, async (t) => {
-  const layout = cgroupLayout(parentPath(newId('v1')));
-  const pid = await zombieIn(t, makeParent(t, layout));
-  t.equal(stateOf(pid), 'Z', 'the killed process is a zombie, not reaped');
-  t.ok(Number(readFileSync(path.join(layout.dirs.pids, 'pids.current'), 'utf8')) >= 1, 'pids.current still counts it');
-  t.equal(readFileSync(path.join(layout.dirs.pids, 'conmon', 'cgroup.procs'), 'utf8').trim(), '', 'cgroup.procs no longer lists it');
-  t.equal(parentHasTasks(layout), false, 'the parent has no process in it');
-  t.equal(await untilParentEmpty(layout, 5000), true, 'untilParentEmpty says the parent emptied');
-  t.same(removeParent(layout, 0), [], 'rmdir removes it at the first try, from every hierarchy');
-  t.notOk(layout.all.some((dir) => existsSync(dir)), 'nothing of the parent is left');
-  t.equal(stateOf(pid), 'Z', 'while the zombie is still there');
-});
+t.test(
+  'v1: a zombie in the parent does not hold the wait, and the parent is removed with it still charged',
+  { skip: skip || (cgroupMode(cgroupRoot) === 'v2' && 'a v2 host') },
+  async (t) => {
+    const layout = cgroupLayout(parentPath(newId('v1')));
+    const pid = await zombieIn(t, makeParent(t, layout));
+    t.equal(stateOf(pid), 'Z', 'the killed process is a zombie, not reaped');
+    t.ok(Number(readFileSync(path.join(layout.dirs.pids, 'pids.current'), 'utf8')) >= 1, 'pids.current still counts it');
+    t.equal(readFileSync(path.join(layout.dirs.pids, 'conmon', 'cgroup.procs'), 'utf8').trim(), '', 'cgroup.procs no longer lists it');
+    t.equal(parentHasTasks(layout), false, 'the parent has no process in it');
+    t.equal(await untilParentEmpty(layout, 5000), true, 'untilParentEmpty says the parent emptied');
+    t.same(removeParent(layout, 0), [], 'rmdir removes it at the first try, from every hierarchy');
+    t.notOk(
+      layout.all.some((dir) => existsSync(dir)),
+      'nothing of the parent is left',
+    );
+    t.equal(stateOf(pid), 'Z', 'while the zombie is still there');
+  },
+);
 
-t.test('v2: a zombie leaves populated at 0, and the parent is removed', { skip: skip || (!v2Root && 'no cgroup v2 hierarchy mounted') }, async (t) => {
-  const layout = cgroupLayout(parentPath(newId('v2')), 'v2', v2Root);
-  const pid = await zombieIn(t, makeParent(t, layout));
-  t.equal(stateOf(pid), 'Z', 'the killed process is a zombie, not reaped');
-  t.match(readFileSync(path.join(layout.dirs.pids, 'cgroup.events'), 'utf8'), /^populated 0$/m, 'cgroup.events says populated 0');
-  t.equal(await untilParentEmpty(layout, 5000), true, 'untilParentEmpty says the parent emptied');
-  t.same(removeParent(layout, 0), [], 'rmdir removes it');
-  t.notOk(existsSync(layout.dirs.pids), 'nothing of the parent is left');
-});
+t.test(
+  'v2: a zombie leaves populated at 0, and the parent is removed',
+  { skip: skip || (!v2Root && 'no cgroup v2 hierarchy mounted') },
+  async (t) => {
+    const layout = cgroupLayout(parentPath(newId('v2')), 'v2', v2Root);
+    const pid = await zombieIn(t, makeParent(t, layout));
+    t.equal(stateOf(pid), 'Z', 'the killed process is a zombie, not reaped');
+    t.match(readFileSync(path.join(layout.dirs.pids, 'cgroup.events'), 'utf8'), /^populated 0$/m, 'cgroup.events says populated 0');
+    t.equal(await untilParentEmpty(layout, 5000), true, 'untilParentEmpty says the parent emptied');
+    t.same(removeParent(layout, 0), [], 'rmdir removes it');
+    t.notOk(existsSync(layout.dirs.pids), 'nothing of the parent is left');
+  },
+);
 
 t.test('a live process keeps the parent busy until it exits', { skip }, async (t) => {
   const layouts = [

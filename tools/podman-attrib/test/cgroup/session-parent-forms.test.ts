@@ -6,24 +6,34 @@ import t from 'tap';
 import { escapeSliceId, expandSlice, parentFromArg, sessionIdOfSlice, sessionParent } from '../../dist/cgroup/session-parent.js';
 
 t.test('cgroupfs: the parent is /agent-sandbox/<id>, the same for podman and the kernel', async (t) => {
-  t.same(sessionParent('a-b.c', { manager: 'cgroupfs', uid: 0 }), { sessionId: 'a-b.c', manager: 'cgroupfs', podmanArg: '/agent-sandbox/a-b.c', relPath: '/agent-sandbox/a-b.c' });
+  t.same(sessionParent('a-b.c', { manager: 'cgroupfs', uid: 0 }), {
+    sessionId: 'a-b.c',
+    manager: 'cgroupfs',
+    podmanArg: '/agent-sandbox/a-b.c',
+    relPath: '/agent-sandbox/a-b.c',
+  });
 });
 
 t.test('systemd, root: one slice per session in agent_sandbox.slice, its dashes escaped', async (t) => {
   const p = sessionParent('ws-1-x', { manager: 'systemd', uid: 0 });
   t.equal(p.podmanArg, 'agent_sandbox-ws\\x2d1\\x2dx.slice');
-  t.equal(p.relPath, '/agent_sandbox.slice/agent_sandbox-ws\\x2d1\\x2dx.slice', 'one level below agent_sandbox.slice, not nested by the id');
+  t.equal(
+    p.relPath,
+    '/agent_sandbox.slice/agent_sandbox-ws\\x2d1\\x2dx.slice',
+    'one level below agent_sandbox.slice, not nested by the id',
+  );
   t.same(p.slice, { unit: 'agent_sandbox-ws\\x2d1\\x2dx.slice', user: false });
 });
 
-t.test('systemd, rootless: the same slice inside the user\'s own manager', async (t) => {
+t.test("systemd, rootless: the same slice inside the user's own manager", async (t) => {
   const p = sessionParent('s1', { manager: 'systemd', uid: 1000 });
   t.equal(p.relPath, '/user.slice/user-1000.slice/user@1000.service/agent_sandbox.slice/agent_sandbox-s1.slice');
   t.same(p.slice, { unit: 'agent_sandbox-s1.slice', user: true });
 });
 
 t.test('a session id that is not a plain name is refused before it becomes a unit name', async (t) => {
-  for (const id of ['../x', 'a/b', '-a', '.a', '', 'a b']) t.throws(() => sessionParent(id, { manager: 'systemd', uid: 0 }), { code: 'invalid-session-id' }, JSON.stringify(id));
+  for (const id of ['../x', 'a/b', '-a', '.a', '', 'a b'])
+    t.throws(() => sessionParent(id, { manager: 'systemd', uid: 0 }), { code: 'invalid-session-id' }, JSON.stringify(id));
 });
 
 t.test('slices expand as systemd expands them; our names round-trip', async (t) => {

@@ -19,7 +19,11 @@ const prepareModule = path.join(path.dirname(fileURLToPath(import.meta.url)), '.
 const isRoot = process.getuid?.() === 0;
 // With systemd the parent is a slice systemd makes only once a container starts in it (and
 // stops with systemctl); this file proves the sweep of cgroupfs parents, made by prepare itself.
-const skip = !isRoot ? 'needs root (cgroupfs parents under /sys/fs/cgroup)' : cgroupManager() === 'systemd' ? 'systemd host: session parents are slices, not made by prepare' : false;
+const skip = !isRoot
+  ? 'needs root (cgroupfs parents under /sys/fs/cgroup)'
+  : cgroupManager() === 'systemd'
+    ? 'systemd host: session parents are slices, not made by prepare'
+    : false;
 const newId = (label: string) => `astest-sweep-${label}-${randomBytes(3).toString('hex')}`;
 const layoutOf = (id: string) => cgroupLayout(parentPath(id));
 const exists = (id: string) => layoutOf(id).all.some((dir) => existsSync(dir));
@@ -33,9 +37,16 @@ function removeAtEnd(t: { teardown(fn: () => unknown): void }, id: string) {
 
 /** A process that prepares `id` and is then killed with SIGKILL, as a killed launcher would be. */
 async function preparedThenKilled(id: string): Promise<void> {
-  const child = spawn(process.execPath, ['-e', `import(${JSON.stringify(prepareModule)}).then((m) => { m.prepareAttribution({ sessionId: ${JSON.stringify(id)} }); console.log('ready'); setInterval(() => {}, 1000); })`], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `import(${JSON.stringify(prepareModule)}).then((m) => { m.prepareAttribution({ sessionId: ${JSON.stringify(id)} }); console.log('ready'); setInterval(() => {}, 1000); })`,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
     child.on('exit', (code) => reject(new Error(`the preparing process exited early (${code})`)));
@@ -59,7 +70,7 @@ function sweptOnceLetGo(id: string, now?: number): string[] {
   return swept;
 }
 
-t.test('a killed owner\'s parent is swept by the next cleanup; a live session\'s is not', { skip }, async (t) => {
+t.test("a killed owner's parent is swept by the next cleanup; a live session's is not", { skip }, async (t) => {
   const dead = newId('dead');
   const live = newId('live');
   const next = newId('next');
@@ -71,9 +82,9 @@ t.test('a killed owner\'s parent is swept by the next cleanup; a live session\'s
   t.teardown(() => livePrepared.cleanup());
   const nextPrepared = prepareAttribution({ sessionId: next });
   t.same(nextPrepared.cleanup(), [], 'the next session cleans up after itself');
-  t.notOk(exists(dead), 'the dead owner\'s parent is gone from every hierarchy');
+  t.notOk(exists(dead), "the dead owner's parent is gone from every hierarchy");
   t.notOk(existsSync(path.join(ownerDir(), dead)), 'and its owner record');
-  t.ok(exists(live), 'the live session\'s parent stays');
+  t.ok(exists(live), "the live session's parent stays");
   t.ok(existsSync(path.join(ownerDir(), live)), 'and its owner record');
 });
 

@@ -46,14 +46,23 @@ t.test('by name: the first container with that name, followed by its ID', async 
   t.equal(read.state, 'read');
   if (read.state !== 'read') return;
   t.equal(read.id, idA);
-  t.same(read.events.map((e) => e.status), ['create', 'start', 'died', 'remove']);
+  t.same(
+    read.events.map((e) => e.status),
+    ['create', 'start', 'died', 'remove'],
+  );
   t.equal(read.events[2]?.containerExitCode, 137);
 });
 
 t.test('by ID: only that container, although another line mentions it in passing', async (t) => {
   const read = readContainerEvents({ id: idB }, 0, logFile(t, lines));
   if (read.state !== 'read') return t.fail(read.state);
-  t.same(read.events.map((e) => [e.status, e.containerExitCode]), [['create', undefined], ['died', 0]]);
+  t.same(
+    read.events.map((e) => [e.status, e.containerExitCode]),
+    [
+      ['create', undefined],
+      ['died', 0],
+    ],
+  );
 });
 
 t.test('after an offset: only what was written later', async (t) => {
@@ -62,14 +71,20 @@ t.test('after an offset: only what was written later', async (t) => {
   const read = readContainerEvents({ name: 'reused' }, offset, file);
   if (read.state !== 'read') return t.fail(read.state);
   t.equal(read.id, idB);
-  t.same(read.events.map((e) => e.status), ['create', 'died']);
+  t.same(
+    read.events.map((e) => e.status),
+    ['create', 'died'],
+  );
 });
 
 t.test('a name that JSON would escape is still found (every line parsed)', async (t) => {
   const odd = 'we"ird name';
   const read = readContainerEvents({ name: odd }, 0, logFile(t, [...lines, line(idA.replace(/a/g, 'd'), odd, 'create')]));
   if (read.state !== 'read') return t.fail(read.state);
-  t.same(read.events.map((e) => e.status), ['create']);
+  t.same(
+    read.events.map((e) => e.status),
+    ['create'],
+  );
 });
 
 t.test('a missing log is absent, not an error', async (t) => {

@@ -17,12 +17,21 @@ t.test('root reads /dev/kmsg and gets records', { skip: process.getuid?.() !== 0
 
 const restricted = readFileSync('/proc/sys/kernel/dmesg_restrict', 'utf8').trim() === '1';
 
-t.test('as user nobody the kernel log is unreadable and the evidence says why', { skip: restricted ? false : 'dmesg_restrict is 0 here: an unprivileged user may read the log' }, async (t) => {
-  const script = `import(${JSON.stringify(dist)}).then((m) => console.log(JSON.stringify(m.readKmsg())))`;
-  const out = await execa('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'node', '-e', script], { reject: false, cwd: '/', env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' }, extendEnv: false });
-  // (tap's process tracker, injected into every child, cannot write its file as nobody: stderr noise only)
-  t.equal(out.exitCode, 0, 'node ran as nobody');
-  const read = JSON.parse(String(out.stdout));
-  t.equal(read.state, 'unreadable');
-  t.match(read.error, /^EPERM: reading the kernel log needs CAP_SYSLOG/);
-});
+t.test(
+  'as user nobody the kernel log is unreadable and the evidence says why',
+  { skip: restricted ? false : 'dmesg_restrict is 0 here: an unprivileged user may read the log' },
+  async (t) => {
+    const script = `import(${JSON.stringify(dist)}).then((m) => console.log(JSON.stringify(m.readKmsg())))`;
+    const out = await execa('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'node', '-e', script], {
+      reject: false,
+      cwd: '/',
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+      extendEnv: false,
+    });
+    // (tap's process tracker, injected into every child, cannot write its file as nobody: stderr noise only)
+    t.equal(out.exitCode, 0, 'node ran as nobody');
+    const read = JSON.parse(String(out.stdout));
+    t.equal(read.state, 'unreadable');
+    t.match(read.error, /^EPERM: reading the kernel log needs CAP_SYSLOG/);
+  },
+);

@@ -41,13 +41,29 @@ const rows: { claim: string; input: any; reason: string; basis?: RegExp }[] = [
   },
   {
     claim: "127 with podman's Error line and no start event is start-failed",
-    input: { exitCode: 127, counters: {}, events: [{ status: 'create', time: 'x' }, { status: 'remove', time: 'y' }], stderrTail: 'Error: runc: exec: "/x": not found' },
+    input: {
+      exitCode: 127,
+      counters: {},
+      events: [
+        { status: 'create', time: 'x' },
+        { status: 'remove', time: 'y' },
+      ],
+      stderrTail: 'Error: runc: exec: "/x": not found',
+    },
     reason: 'start-failed',
     basis: /^podman status 127 with Error: /,
   },
   {
     claim: '127 after the container died (the command returned it) is exited, whatever stderr says',
-    input: { exitCode: 127, counters: {}, events: [{ status: 'start', time: 'x' }, { status: 'died', time: 'y', containerExitCode: 127 }], stderrTail: 'Error: pretend' },
+    input: {
+      exitCode: 127,
+      counters: {},
+      events: [
+        { status: 'start', time: 'x' },
+        { status: 'died', time: 'y', containerExitCode: 127 },
+      ],
+      stderrTail: 'Error: pretend',
+    },
     reason: 'exited',
   },
   {
@@ -74,9 +90,12 @@ for (const row of rows) {
 t.test('every verdict row ran', async (t) => t.equal(ran, rows.length));
 
 t.test('kernel lines count only for our cgroup path, never a longer sibling name', async (t) => {
-  const records = [oomLine('/agent-sandbox/s10/libpod-a'), pidsLine('/agent-sandbox/s10/libpod-a'), oomLine('/agent-sandbox/s1/libpod-b'), pidsLine('/agent-sandbox/s1')].map(
-    (message, i) => ({ seq: i, usec: i, message }),
-  );
+  const records = [
+    oomLine('/agent-sandbox/s10/libpod-a'),
+    pidsLine('/agent-sandbox/s10/libpod-a'),
+    oomLine('/agent-sandbox/s1/libpod-b'),
+    pidsLine('/agent-sandbox/s1'),
+  ].map((message, i) => ({ seq: i, usec: i, message }));
   const found = findKernelEvents(records, '/agent-sandbox/s1');
   t.equal(found.oomKills.length, 1);
   t.match(found.oomKills[0], /s1\/libpod-b/);
@@ -93,7 +112,12 @@ t.test('a /dev/kmsg record parses into seq, usec and the first line of the messa
   });
   t.equal(parseKmsgRecord('garbage'), undefined);
   // /dev/kmsg's own escape of a backslash, as a slice path brings one (measured in the VM tier's guest)
-  t.equal(parseKmsgRecord('6,9,1,-;cgroup: fork rejected by pids controller in /agent_sandbox.slice/agent_sandbox-a\\x5cx2db.slice/libpod-x.scope\n')?.message, 'cgroup: fork rejected by pids controller in /agent_sandbox.slice/agent_sandbox-a\\x2db.slice/libpod-x.scope');
+  t.equal(
+    parseKmsgRecord(
+      '6,9,1,-;cgroup: fork rejected by pids controller in /agent_sandbox.slice/agent_sandbox-a\\x5cx2db.slice/libpod-x.scope\n',
+    )?.message,
+    'cgroup: fork rejected by pids controller in /agent_sandbox.slice/agent_sandbox-a\\x2db.slice/libpod-x.scope',
+  );
 });
 
 t.test('128+n names the signal; other statuses name none', async (t) => {
@@ -109,7 +133,11 @@ t.test("pids peak: conmon's setup peak is not counted as the container's", async
   t.equal(pidsPeak({ 'pids.peak': 14 }, 2), 14, 'without a conmon child the parent is the count');
   t.equal(pidsPeak({}, null), null, 'nothing survived: null, not a guess');
   // The VM tier's guest (systemd, v2): the slice peaked at 65 under --pids 64, its container at 64, conmon's scope held 1.
-  t.equal(pidsPeak({ 'pids.peak': 65, 'descendants/conmon-scope': 1 }, 40), 64, "conmon's own scope in the slice: its one task is taken out");
+  t.equal(
+    pidsPeak({ 'pids.peak': 65, 'descendants/conmon-scope': 1 }, 40),
+    64,
+    "conmon's own scope in the slice: its one task is taken out",
+  );
   t.equal(pidsPeak({ 'pids.peak': 3, 'descendants/conmon-scope': 1 }, 1), 2);
   t.equal(pidsPeak({ 'pids.peak': 1, 'descendants/conmon-scope': 1 }, null), 1, 'never below one task');
 });

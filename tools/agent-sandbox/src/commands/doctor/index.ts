@@ -40,7 +40,8 @@ export interface CommandIo {
 /** The host the report is for: local only (a remote node reports on itself). */
 async function localHost(request: DoctorRequest): Promise<string> {
   const picked = await hostFor(request);
-  if (!picked.local) throw new ToolError('usage', 'remote-plan', `host ${picked.host.name} is another node: run \`agent-sandbox doctor\` there`);
+  if (!picked.local)
+    throw new ToolError('usage', 'remote-plan', `host ${picked.host.name} is another node: run \`agent-sandbox doctor\` there`);
   return picked.host.name;
 }
 
@@ -58,7 +59,11 @@ async function sessionProbe(noNewPrivs: Promise<NoNewPrivsState>): Promise<HostP
     handoff = false; // no user manager: the run refuses (84), and the line below says so
   }
   if (!handoff) return probe;
-  return { ...probe, readFile: (file) => (file === '/proc/self/status' ? probe.readFile(file)?.replace(/^NoNewPrivs:\s*1$/m, 'NoNewPrivs:\t0') : probe.readFile(file)) };
+  return {
+    ...probe,
+    readFile: (file) =>
+      file === '/proc/self/status' ? probe.readFile(file)?.replace(/^NoNewPrivs:\s*1$/m, 'NoNewPrivs:\t0') : probe.readFile(file),
+  };
 }
 
 /** `doctor`: every preflight line for this node, from the same checks the run path uses. */
@@ -89,7 +94,10 @@ export async function doctorReport(request: DoctorRequest, io: CommandIo, rootGi
     ...(await Promise.all(
       runtimeNames.map((runtime) =>
         doctorCheck(`credential ${runtime}`, runtime === request.runtime, async () => {
-          const plan = await planCredentials({ runtime, ...(request.account ? { account: request.account } : {}), home: homeOf(io.env) }, { env: io.env });
+          const plan = await planCredentials(
+            { runtime, ...(request.account ? { account: request.account } : {}), home: homeOf(io.env) },
+            { env: io.env },
+          );
           return plan.identity.path;
         }),
       ),
@@ -103,7 +111,6 @@ export async function doctorReport(request: DoctorRequest, io: CommandIo, rootGi
   const failed = checks.find((c) => c.required && !c.ok);
   return { ok: !failed, host: request.host ?? 'local', checks, exitCode: failed ? (failed.exitCode ?? ExitCode.internal) : 0 };
 }
-
 
 export function doctorCommand(): CommandSpec {
   return {

@@ -18,12 +18,27 @@ export function checkRoot(root: string, rootGiven: boolean, euid = process.geteu
   try {
     info = lstatSync(root);
   } catch {
-    throw new ToolError('unsafePath', 'root-not-found', `the root ${root} does not exist; \`${firstWorkspaceCommand(root, rootGiven)}\` makes it with a first workspace`);
+    throw new ToolError(
+      'unsafePath',
+      'root-not-found',
+      `the root ${root} does not exist; \`${firstWorkspaceCommand(root, rootGiven)}\` makes it with a first workspace`,
+    );
   }
-  if (info.isSymbolicLink()) throw new ToolError('unsafePath', 'root-is-symlink', `the root ${root} is a symlink; name the real directory with --root`);
+  if (info.isSymbolicLink())
+    throw new ToolError('unsafePath', 'root-is-symlink', `the root ${root} is a symlink; name the real directory with --root`);
   if (!info.isDirectory()) throw new ToolError('unsafePath', 'root-not-directory', `the root ${root} is not a directory`);
-  if (info.uid !== euid) throw new ToolError('unsafePath', 'root-not-owned', `the root ${root} is owned by uid ${info.uid}, not by uid ${euid} who runs sessions; chown it, or use a root of your own`);
-  if ((info.mode & 0o022) !== 0) throw new ToolError('unsafePath', 'root-writable-by-others', `the root ${root} is writable by group or others (mode ${(info.mode & 0o777).toString(8)}); chmod go-w ${root}`);
+  if (info.uid !== euid)
+    throw new ToolError(
+      'unsafePath',
+      'root-not-owned',
+      `the root ${root} is owned by uid ${info.uid}, not by uid ${euid} who runs sessions; chown it, or use a root of your own`,
+    );
+  if ((info.mode & 0o022) !== 0)
+    throw new ToolError(
+      'unsafePath',
+      'root-writable-by-others',
+      `the root ${root} is writable by group or others (mode ${(info.mode & 0o777).toString(8)}); chmod go-w ${root}`,
+    );
   try {
     accessSync(root, constants.W_OK | constants.X_OK);
   } catch {
@@ -38,5 +53,8 @@ export async function checkWorkspaces(root: string, ledgerFile: string, rootGive
     throw new ToolError('usage', 'no-workspace', `no workspace in ${root} yet; make one: ${firstWorkspaceCommand(root, rootGiven)}`);
   }
   const busy = workspaces.filter((w) => w.busy).length;
-  return `${workspaces.length} (${workspaces.map((w) => w.id).slice(0, 5).join(', ')}${workspaces.length > 5 ? ', ...' : ''})${busy ? `, ${busy} running` : ''}`;
+  return `${workspaces.length} (${workspaces
+    .map((w) => w.id)
+    .slice(0, 5)
+    .join(', ')}${workspaces.length > 5 ? ', ...' : ''})${busy ? `, ${busy} running` : ''}`;
 }

@@ -24,13 +24,25 @@ import { kubeManifest } from './manifest.js';
 
 export async function kubeObjects(request: LaunchRequest, io: LaunchIo) {
   if (request.network !== 'none') {
-    throw new ToolError('usage', 'bad-flag', `--network: a Pod has no podman network namespace to join; kube takes only "none", got ${JSON.stringify(request.network)}`);
+    throw new ToolError(
+      'usage',
+      'bad-flag',
+      `--network: a Pod has no podman network namespace to join; kube takes only "none", got ${JSON.stringify(request.network)}`,
+    );
   }
   if (request.publish.length > 0) {
-    throw new ToolError('usage', 'bad-flag', '--publish: the launcher carries published ports itself; a Pod has no launcher beside it (use kubectl port-forward)');
+    throw new ToolError(
+      'usage',
+      'bad-flag',
+      '--publish: the launcher carries published ports itself; a Pod has no launcher beside it (use kubectl port-forward)',
+    );
   }
   if (request.caches?.length) {
-    throw new ToolError('usage', 'bad-flag', `--cache: a Pod has no private layer over a host directory (podman's :O); caches are for podman sessions on this machine, got ${request.caches.join(',')}`);
+    throw new ToolError(
+      'usage',
+      'bad-flag',
+      `--cache: a Pod has no private layer over a host directory (podman's :O); caches are for podman sessions on this machine, got ${request.caches.join(',')}`,
+    );
   }
   // The config's default caches are for podman sessions: a Pod gets none.
   const { plan, stageInput } = await planSession({ ...request, caches: [] }, io, 'kube');
@@ -58,7 +70,8 @@ export async function kubeObjects(request: LaunchRequest, io: LaunchIo) {
 export function kubeCommand(entry: Entry): CommandSpec {
   return {
     name: 'kube',
-    describe: "print the session plan as Kubernetes objects: a List of the Pod, a deny-all NetworkPolicy and the node broker's ConfigMap (JSON, which is YAML)",
+    describe:
+      "print the session plan as Kubernetes objects: a List of the Pod, a deny-all NetworkPolicy and the node broker's ConfigMap (JSON, which is YAML)",
     options: sessionOptions,
     takesCommand: true,
     run: async (_i, ctx) => {

@@ -58,7 +58,11 @@ export interface KubeInput {
 /** A size as the launcher takes it ("12g", "512m", "1.5g", bytes) -> a Kubernetes quantity ("12Gi", "512Mi", "1536Mi"). */
 export function memoryQuantity(value: string): string {
   const bytes = parseSize('--memory', value);
-  for (const [unit, size] of [['Gi', 1024 ** 3], ['Mi', 1024 ** 2], ['Ki', 1024]] as const) {
+  for (const [unit, size] of [
+    ['Gi', 1024 ** 3],
+    ['Mi', 1024 ** 2],
+    ['Ki', 1024],
+  ] as const) {
     if (bytes % size === 0) return `${bytes / size}${unit}`;
   }
   return String(bytes);
@@ -71,7 +75,11 @@ export function cpuQuantity(cpus: number): string {
 
 /** A DNS-1123 label for volume names. */
 function volumeName(index: number, destination: string): string {
-  const slug = destination.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40);
+  const slug = destination
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40);
   return `v${index}-${slug || 'root'}`.replace(/-+$/, '');
 }
 
@@ -87,7 +95,10 @@ export function networkPolicy(sessionId: string): Record<string, unknown> {
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
-    metadata: { name: podNameOf(sessionId), labels: { 'app.kubernetes.io/name': 'agent-sandbox', [sessionLabel]: sessionLabelValue(sessionId) } },
+    metadata: {
+      name: podNameOf(sessionId),
+      labels: { 'app.kubernetes.io/name': 'agent-sandbox', [sessionLabel]: sessionLabelValue(sessionId) },
+    },
     spec: {
       podSelector: { matchLabels: { [sessionLabel]: sessionLabelValue(sessionId) } },
       policyTypes: ['Ingress', 'Egress'],
@@ -104,7 +115,10 @@ export function brokerConfigMap(sessionId: string, config: EgressProxyConfig): R
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: `${podNameOf(sessionId)}-egress`, labels: { 'app.kubernetes.io/name': 'agent-sandbox', [sessionLabel]: sessionLabelValue(sessionId) } },
+    metadata: {
+      name: `${podNameOf(sessionId)}-egress`,
+      labels: { 'app.kubernetes.io/name': 'agent-sandbox', [sessionLabel]: sessionLabelValue(sessionId) },
+    },
     data: { [brokerConfigKey]: `${JSON.stringify(config)}\n` },
   };
 }
@@ -123,7 +137,8 @@ export function podManifest(input: KubeInput): Record<string, unknown> {
   const memory = memoryQuantity(input.limits.memory);
   const cpu = cpuQuantity(input.limits.cpus);
   // A hostPath has no private layer: an overlay mount would hand the Pod the host directory itself.
-  if (input.mounts.some((m) => m.overlay)) throw new ToolError('usage', 'bad-flag', 'kube: an overlay mount (--cache) cannot be a hostPath volume');
+  if (input.mounts.some((m) => m.overlay))
+    throw new ToolError('usage', 'bad-flag', 'kube: an overlay mount (--cache) cannot be a hostPath volume');
   const volumes = input.mounts.map((m, i) => ({
     name: volumeName(i, m.destination),
     hostPath: { path: m.source },
