@@ -32,6 +32,11 @@ export function utf8Length(bytes: Uint8Array, i: number): number {
 /** U+DC00 + byte stands for a byte (0x80..0xFF) that is not part of valid UTF-8. */
 const escapedByteBase = 0xdc00;
 
+/** A byte as the four characters `\xNN`: how the terminal and the launcher's documents show a byte that is not UTF-8. */
+export function byteEscape(byte: number): string {
+  return `\\x${byte.toString(16).padStart(2, '0')}`;
+}
+
 /** The byte a code point stands for, or undefined when it is not one of U+DC80..U+DCFF. */
 export function escapedByte(cp: number): number | undefined {
   return cp >= 0xdc80 && cp <= 0xdcff ? cp - escapedByteBase : undefined;
@@ -110,9 +115,7 @@ const carriedBytes = /[\udc80-\udcff]/gu;
  * exact bytes stay with the kernel, and a quarantine's restore script writes them).
  */
 export function bytesAsEscapes(text: string): string {
-  return carriesBytes.test(text)
-    ? text.replace(carriedBytes, (ch) => `\\x${escapedByte(ch.charCodeAt(0))!.toString(16).padStart(2, '0')}`)
-    : text;
+  return carriesBytes.test(text) ? text.replace(carriedBytes, (ch) => byteEscape(escapedByte(ch.charCodeAt(0))!)) : text;
 }
 
 /** `value` with bytesAsEscapes applied to every string in it (keys included), a copy where anything changed. */

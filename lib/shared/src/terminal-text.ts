@@ -20,7 +20,7 @@
  * One helper for everything the launcher prints that a session could have named.
  */
 
-import { escapedByte, nameFromBytes } from './byte-names.js';
+import { byteEscape, escapedByte, nameFromBytes } from './byte-names.js';
 
 const named: Record<number, string> = {
   0x07: '\\a',
@@ -34,7 +34,6 @@ const named: Record<number, string> = {
   0x5c: '\\\\',
 };
 
-const hex2 = (n: number) => n.toString(16).padStart(2, '0');
 const hex4 = (n: number) => n.toString(16).padStart(4, '0');
 
 /** True for a code point that must not reach a terminal as it is. */
@@ -47,8 +46,8 @@ function unsafe(cp: number): boolean {
 function escapeCodePoint(cp: number): string {
   if (named[cp] !== undefined) return named[cp]!;
   const byte = escapedByte(cp);
-  if (byte !== undefined) return `\\x${hex2(byte)}`;
-  if (cp < 0x80) return `\\x${hex2(cp)}`;
+  if (byte !== undefined) return byteEscape(byte);
+  if (cp < 0x80) return byteEscape(cp);
   return `\\u${hex4(cp)}`;
 }
 

@@ -17,6 +17,7 @@ import { fsPath, type NamedEntry } from '@agent-sandbox/shared/byte-names';
 import { boundedList } from '@agent-sandbox/shared/bounded-list';
 import type { HostRunChange, HostRunReport } from '@agent-sandbox/shared/schemas/mount-plan';
 import { clip, readRegularBounded } from '../store/store-refs.js';
+import { specialKind } from '../store/bounded-read.js';
 
 export interface HostRunFile {
   /** Relative to the workspace. */
@@ -58,8 +59,7 @@ const maxRead = 1 << 20;
 
 /** A FIFO, socket or device at a host-run name: what it is is its signature (it is never opened). */
 export function specialSignature(entry: NamedEntry): string {
-  const t = entry.type;
-  return `special:${t.isFIFO() ? 'fifo' : t.isSocket() ? 'socket' : t.isCharacterDevice() ? 'char-device' : 'block-device'}`;
+  return `special:${specialKind(entry.type)}`;
 }
 
 /** What a host tool takes from the file: its content (a package.json: only its scripts), its mode, or a link's target. */

@@ -19,6 +19,7 @@ import { fsPath, readdirTyped, type NamedEntry } from '@agent-sandbox/shared/byt
 import type { NestedGitChange } from '@agent-sandbox/shared/schemas/mount-plan';
 import { readBeneath, walkBeneath } from '@agent-sandbox/shared/beneath';
 import { hostRunSignature, isHostRunPath, specialSignature, type HostRunFile } from './host-run.js';
+import { specialKind } from '../store/bounded-read.js';
 
 export interface NestedGit {
   /** Relative to the workspace. */
@@ -138,7 +139,7 @@ export async function scanNestedGit(workspace: string, options: ScanOptions = {}
     for (const entry of list) {
       const childRel = rel === '' ? entry.name : `${rel}/${entry.name}`;
       const child = `${workspace}/${childRel}`;
-      const isSpecial = entry.type.isFIFO() || entry.type.isSocket() || entry.type.isCharacterDevice() || entry.type.isBlockDevice();
+      const isSpecial = specialKind(entry.type) !== undefined;
       if (entry.name === '.git') {
         if (rel === '') continue;
         // A FIFO or device as a nested .git is no repository to git, but it is one more thing the

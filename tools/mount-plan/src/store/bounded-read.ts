@@ -16,6 +16,14 @@ export function clip(text: string, max = 256): string {
 export type FileRead =
   { kind: 'file'; data: Buffer; mode: number } | { kind: 'larger'; size: number } | { kind: 'absent' } | { kind: 'other'; what: string };
 
+/** A FIFO, socket or device node in words (what a walk moves out and never opens), or undefined for anything else. */
+export function specialKind(type: Pick<Stats, 'isFIFO' | 'isSocket' | 'isCharacterDevice' | 'isBlockDevice'>): string | undefined {
+  if (type.isFIFO()) return 'a FIFO';
+  if (type.isSocket()) return 'a socket';
+  if (type.isCharacterDevice() || type.isBlockDevice()) return 'a device node';
+  return undefined;
+}
+
 /** What a name that is not a regular file is, in words: a FIFO, a symbolic link to "...". */
 export function describeNonFile(path: string, info: Stats): string {
   if (info.isSymbolicLink()) {
@@ -27,9 +35,8 @@ export function describeNonFile(path: string, info: Stats): string {
     }
     return `a symbolic link to ${JSON.stringify(clip(target, 120))}`;
   }
-  if (info.isFIFO()) return 'a FIFO';
-  if (info.isSocket()) return 'a socket';
-  if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device node';
+  const special = specialKind(info);
+  if (special) return special;
   if (info.isDirectory()) return 'a directory';
   return 'not a regular file';
 }

@@ -9,7 +9,7 @@
  */
 import { readlinkSync } from 'node:fs';
 import { fsPath, nameFromBytes, readdirTyped, type NamedEntry } from '@agent-sandbox/shared/byte-names';
-import { clip, readFileWithin, readPlainBounded } from './bounded-read.js';
+import { clip, readFileWithin, readPlainBounded, specialKind } from './bounded-read.js';
 import { walkBeneath } from '@agent-sandbox/shared/beneath';
 import { boundedList, type Bounded } from '@agent-sandbox/shared/bounded-list';
 import { runGit, type GitPlace } from '@agent-sandbox/shared/git-run';
@@ -121,7 +121,7 @@ export function readStoreRefs(gitDir: string, maxEntries = 2_000_000): StoreRefs
         if (data) refs.set(name, parseLooseRef(nameFromBytes(data)));
       } else {
         // A FIFO, socket or device where a ref was: named as what it is, never opened.
-        refs.set(name, `invalid: ${entry.type.isFIFO() ? 'a FIFO' : entry.type.isSocket() ? 'a socket' : 'a device node'}`);
+        refs.set(name, `invalid: ${specialKind(entry.type) ?? 'not a regular file'}`);
       }
     }
   }
