@@ -210,6 +210,7 @@ t.test('a fork bomb is held at --pids 64 while the host keeps forking', req, asy
   tt.equal(o.hostForks, 20, 'the host forked 20 processes during the bomb');
   tt.equal(o.line?.['reason'], 'pids-limit', 'the ledger says pids-limit');
   tt.ok((o.line?.['peak']?.['pids'] as number) <= 64, `peak pids ${o.line?.['peak']?.['pids']} within the limit`);
+  tt.comment(`fork bomb ledger: peak ${JSON.stringify(o.line?.['peak'])}, evidence ${JSON.stringify(o.line?.['evidence'])}`);
   tt.notOk(o.containerLeft, 'no container is left');
 });
 
