@@ -132,10 +132,15 @@ t.test(
   async (tt) => {
     const k = unwrap(tt, await runs!.killedAlone);
     if (!k) return;
-    // Under the VM tier's CPU emulation (patience 10) the bound is ten times wider: 5 s is proved on the host tier.
+    // 5 s is proved on the host tier. Under the VM tier's CPU emulation (patience 10) the
+    // launcher's share is ten times wider, and podman's own removal of a like container, begun at
+    // the same moment beside it, is added (tens of seconds there while other sessions run).
+    const podmanShare = patience > 1 ? k.podmanRemoveMs : 0;
+    tt.ok(podmanShare !== undefined, `control: podman's own rm --force of a like container took ${k.podmanRemoveMs} ms`);
+    const bound = 5000 * patience + (podmanShare ?? 0);
     tt.ok(
-      k.goneAfterMs !== undefined && k.goneAfterMs <= 5000 * patience,
-      `the container is gone ${k.goneAfterMs} ms after the SIGKILL (bound ${5000 * patience} ms)`,
+      k.goneAfterMs !== undefined && k.goneAfterMs <= bound,
+      `the container is gone ${k.goneAfterMs} ms after the SIGKILL (bound ${bound} ms${patience > 1 ? `: 5 s x ${patience}, plus podman's own removal` : ''})`,
     );
     tt.equal(k.abandoned.length, 1, 'the ledger has the session\'s line with reason "abandoned"');
     tt.equal(k.nextStart?.exitCode, 0, 'the next launcher start (plan) runs');
@@ -197,22 +202,42 @@ t.test('a writer with no end under --disk 256m is stopped: reason "disk-limit", 
   tt.notOk(o.containerLeft, 'no container is left');
 });
 
-t.test('a fork bomb is held at --pids 64 while the host keeps forking', req, async (tt) => {
-  const o = unwrap(tt, await runs!.bombed);
-  if (!o) return;
-  tt.ok(o.bombing, 'the bomb started');
-  tt.equal(o.end.exitCode, 0, `the agent ended by itself (stderr tail: ${o.end.stderr.slice(-200)})`);
-  const m = /^bomb peak=(\d+) max=(\d+) events=max (\d+)$/m.exec(o.end.stdout);
-  tt.ok(m, `the bomb reported its counters: ${o.end.stdout.trim()}`);
-  tt.ok(Number(m?.[1]) <= 64 && Number(m?.[1]) >= 60, `inside, pids.current peaked at ${m?.[1]} of 64`);
-  tt.equal(m?.[2], '64', 'pids.max is 64');
-  tt.ok(Number(m?.[3]) > 0, `forks were refused (${m?.[3]})`);
-  tt.equal(o.hostForks, 20, 'the host forked 20 processes during the bomb');
-  tt.equal(o.line?.['reason'], 'pids-limit', 'the ledger says pids-limit');
-  tt.ok((o.line?.['peak']?.['pids'] as number) <= 64, `peak pids ${o.line?.['peak']?.['pids']} within the limit`);
-  tt.comment(`fork bomb ledger: peak ${JSON.stringify(o.line?.['peak'])}, evidence ${JSON.stringify(o.line?.['evidence'])}`);
-  tt.notOk(o.containerLeft, 'no container is left');
-});
+t.test(
+  "a fork bomb is held at --pids 64 while the host keeps forking: inside, every fork past 64 fails with EAGAIN, and the ledger's peak counts the container's tasks, not conmon, which podman moves into the session's cgroup",
+  req,
+  async (tt) => {
+    const o = unwrap(tt, await runs!.bombed);
+    if (!o) return;
+    tt.ok(o.bombing, 'the bomb started');
+    tt.equal(o.end.exitCode, 0, `the agent ended by itself (stderr tail: ${o.end.stderr.slice(-200)})`);
+    const m = /^bomb peak=(\d+) max=(\d+) events=max (\d+)$/m.exec(o.end.stdout);
+    tt.ok(m, `the bomb reported its counters: ${o.end.stdout.trim()}`);
+    tt.ok(Number(m?.[1]) <= 64 && Number(m?.[1]) >= 60, `inside, pids.current peaked at ${m?.[1]} of 64`);
+    tt.equal(m?.[2], '64', 'pids.max is 64');
+    tt.ok(Number(m?.[3]) > 0, `forks were refused (${m?.[3]})`);
+    // The kernel's own words: the pids controller limits fork and clone, and refuses them with
+    // EAGAIN; a process moved in is never refused, so only a fork is what the limit is about.
+    const k = /^kernel peak=(\S+) failed=(\S*) eagain=(\d+)$/m.exec(o.end.stdout);
+    tt.ok(k, "the bomb reported the kernel's peak and its failed forks by errno");
+    const failed = (k?.[2] ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((e) => e.split(':'));
+    tt.ok(
+      failed.length > 0 && failed.every(([errno]) => errno === k?.[3]),
+      `every failed fork failed with EAGAIN (${k?.[2]}; EAGAIN is ${k?.[3]})`,
+    );
+    if (k?.[1] !== '?') tt.ok(Number(k?.[1]) <= 64, `the kernel's own pids.peak of the container's cgroup is ${k?.[1]}: no fork passed 64`);
+    tt.equal(o.hostForks, 20, 'the host forked 20 processes during the bomb');
+    tt.equal(o.line?.['reason'], 'pids-limit', 'the ledger says pids-limit');
+    // Measured in the VM tier's guest: the session's slice read 65, the container's cgroup 64 and
+    // conmon's scope 1 (conmon itself, moved in by podman). The ledger counts the container's.
+    const [peak, basis] = [o.line?.['peak']?.['pids'] as number, String(o.line?.['evidence']?.['pidsPeakBasis'] ?? '')];
+    tt.ok(peak <= 64, `the ledger's peak pids ${peak} is within the limit (${basis || 'no basis'})`);
+    tt.match(basis, /pids\.peak|samples/, 'the ledger says what its peak counted');
+    tt.notOk(o.containerLeft, 'no container is left');
+  },
+);
 
 floodRows(t, hostTier, runs, unwrap);
 

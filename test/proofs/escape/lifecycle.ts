@@ -4,7 +4,8 @@
 import { existsSync, readdirSync, readFileSync, statfsSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import { scratchDirsOf, sentinelPidsOf, type Teardown } from '@agent-sandbox/testkit';
+import { scratchDirsOf, sentinelPidsOf, sessionImage, type Teardown } from '@agent-sandbox/testkit';
+import { runPodman } from '@agent-sandbox/shared/podman';
 import {
   addWorkspace,
   cidfileOf,
@@ -72,6 +73,8 @@ const stagedLeft = (r: SessionRoot, ws: Workspace) => {
 
 export interface KillOutcome {
   goneAfterMs: number | undefined;
+  /** In the guest: podman's own \`rm --force\` of a like container, started at the kill, timed the same way (the world's share of the bound). */
+  podmanRemoveMs?: number | undefined;
   /** What of the session is still on the host after the next start: record, cidfile, parent cgroup, podman's scratch directories. */
   leftovers: string[];
   stillRunningBeforeSweep?: boolean;
@@ -82,14 +85,44 @@ export interface KillOutcome {
   nextStart?: LaunchEnd;
 }
 
+/**
+ * The control for the guest's bound: a container of the same image running the same stubborn
+ * agent, started by the same user's podman beside the session; `remove()` runs podman's own
+ * \`rm --force --time 0\` on it and times it until inspect no longer knows it, the way the row
+ * times the session's container. Under the VM tier's CPU emulation podman's own removal takes
+ * tens of seconds, and more while other sessions run: that share of the kill row's bound is
+ * measured, not assumed.
+ */
+async function likeContainer(t: Teardown, label: string): Promise<{ remove(): Promise<number | undefined> }> {
+  const name = `astest-control-${label}-${process.pid}`;
+  t.teardown(() => runPodman(['rm', '--force', '--ignore', '--time', '0', name], { expect: 'any' }));
+  const limits = ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'];
+  const started = await runPodman(
+    ['run', '-d', '--name', name, '--network', 'none', ...limits, '--entrypoint', '/bin/sh', sessionImage, ...stubborn],
+    {
+      expect: 'any',
+    },
+  );
+  if (started.exitCode !== 0) throw new Error(`control: the like container did not start: ${started.stderr}`);
+  return {
+    async remove() {
+      const at = Date.now();
+      await runPodman(['rm', '--force', '--time', '0', name], { expect: 'any', timeoutMs: 60_000 * patience });
+      return (await waitFor(async () => (await containerState(name)) === undefined, 15_000 * patience, 100)) ? Date.now() - at : undefined;
+    },
+  };
+}
+
 /** kill -9 of the launcher (and, when asked, of its sentinel too), then the next launcher start. */
 export async function killLauncher(t: Teardown, label: string, alsoSentinel: boolean): Promise<KillOutcome> {
   const { r, ws, pid, done, parentCgroup } = await runningSession(t, label);
   const sentinels = sentinelPids(ws, r.root);
   if (sentinels.length !== 1) throw new Error(`expected one sentinel for ${ws.id}, found ${sentinels.length}`);
+  const control = patience > 1 && !alsoSentinel ? await likeContainer(t, label) : undefined;
   const killedAt = Date.now();
   process.kill(pid, 'SIGKILL');
   if (alsoSentinel) process.kill(sentinels[0]!, 'SIGKILL');
+  const podmanRemoved = control?.remove();
   // Not awaited yet: podman, the launcher's child, keeps its stdout open while the container runs.
   let goneAfterMs: number | undefined;
   const out: Partial<KillOutcome> = {};
@@ -103,6 +136,7 @@ export async function killLauncher(t: Teardown, label: string, alsoSentinel: boo
       goneAfterMs = Date.now() - killedAt;
     await waitFor(() => ledgerLines(ws).length > 0, 20_000 * patience, 200);
   }
+  if (podmanRemoved) out.podmanRemoveMs = await podmanRemoved;
   const abandoned = ledgerLines(ws).filter((l) => l['reason'] === 'abandoned');
   if (!alsoSentinel) out.nextStart = await launcherCommand(r, ws, 'plan');
   await Promise.race([done, sleep(30_000 * patience)]);

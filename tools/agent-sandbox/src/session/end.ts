@@ -29,6 +29,8 @@ export function sessionEnd(run: SessionRun, audit: GitAudit, plan: SessionPlan, 
     reason: run.reason,
     evidence: {
       basis: run.attribution.evidence.basis,
+      // What peak.pids counted: the parent's peak less conmon, which podman moves in (a move is never refused by pids.max).
+      ...(run.attribution.evidence.cgroup?.pidsPeakBasis ? { pidsPeakBasis: run.attribution.evidence.cgroup.pidsPeakBasis } : {}),
       noNewPrivs: context.noNewPrivs,
       reexec: false,
       network: plan.runPlan.network,

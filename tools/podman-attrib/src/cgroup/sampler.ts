@@ -4,7 +4,7 @@
  * and for the container's task count when conmon's setup peak hides it.
  * Never the verdict: a fast OOM dies between samples.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Peak } from '@agent-sandbox/shared/schemas/podman-attrib';
@@ -33,11 +33,31 @@ function cpuSeconds(layout: CgroupLayout): number | null {
   return ns === null ? null : ns / 1e9;
 }
 
+/**
+ * conmon's tasks in the parent now, in either form podman gives it: a `conmon` child cgroup
+ * (cgroupfs) or a scope of its own beside the container's (systemd: `libpod-conmon-<id>.scope`).
+ * Measured in the VM tier's guest under systemd: at the bomb's peak the slice held 65 tasks,
+ * the container's cgroup 64 (its limit) and conmon's scope 1, conmon itself. Podman moves conmon
+ * in; it never forked there.
+ */
+export function conmonTasks(layout: CgroupLayout): number {
+  let tasks = 0;
+  let names: string[];
+  try {
+    names = readdirSync(layout.dirs.pids);
+  } catch {
+    return 0;
+  }
+  for (const name of names)
+    if (name === 'conmon' || name.startsWith('libpod-conmon-')) tasks += readNumber(path.join(layout.dirs.pids, name, 'pids.current')) ?? 0;
+  return tasks;
+}
+
 /** One sample now: the parent's memory and CPU, and the container's tasks (parent minus conmon). */
 export function sampleNow(layout: CgroupLayout): Peak {
   const memoryFile = layout.mode === 'v2' ? 'memory.current' : 'memory.usage_in_bytes';
   const parentPids = readNumber(path.join(layout.dirs.pids, 'pids.current'));
-  const conmonPids = readNumber(path.join(layout.dirs.pids, 'conmon', 'pids.current')) ?? 0;
+  const conmonPids = parentPids === null ? 0 : conmonTasks(layout);
   return {
     memoryBytes: readNumber(path.join(layout.dirs.memory, memoryFile)),
     pids: parentPids === null ? null : Math.max(0, parentPids - conmonPids),
