@@ -71,9 +71,15 @@ export function proxyEnv(plan: EgressPlan): Record<string, string> {
 /**
  * The relay beside the agent's command: socat started detached, listening before the command is
  * exec'd (tools/egress-proxy/src/relay/socat-relay.ts; the node relay in an image without socat).
+ * A connection is a socat process: at most half the session's pids at once, the rest wait.
  */
-export function relayPrefix(plan: EgressPlan): string[] {
-  return plan.mode === 'broker' ? socatRelayPrefix(`${egressMount}/${egressSocketName}`, relayPort) : [];
+export function relayPrefix(plan: EgressPlan, pids: number): string[] {
+  return plan.mode === 'broker' ? socatRelayPrefix(`${egressMount}/${egressSocketName}`, relayPort, relayChildren(pids)) : [];
+}
+
+/** How many connections the relay serves at once: half the session's --pids (the agent keeps the other half). */
+export function relayChildren(pids: number): number {
+  return Math.max(1, Math.floor(pids / 2));
 }
 
 export interface RunningEgress {

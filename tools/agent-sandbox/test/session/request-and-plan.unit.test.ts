@@ -124,7 +124,12 @@ function compose(flags: Record<string, unknown>, rest: string[]) {
 
 t.test('the agent runs beside the egress relay, with the proxy variables and git config by name', async (t) => {
   const plan = compose({}, ['exec', 'fix it']);
-  t.same(plan.runPlan.command, [...socatRelayPrefix('/run/sandbox-egress/egress.sock', 3128), 'codex', 'exec', 'fix it']);
+  t.same(plan.runPlan.command, [
+    ...socatRelayPrefix('/run/sandbox-egress/egress.sock', 3128, plan.identity.limits.pids / 2),
+    'codex',
+    'exec',
+    'fix it',
+  ]);
   t.same(plan.runPlan.command!.slice(0, 2), ['/bin/sh', '-c'], 'the relay script starts socat and execs the agent');
   t.same(plan.egress.allow, ['api.openai.com', 'chatgpt.com', 'auth.openai.com'], "the runtime's allowlist");
   t.equal(plan.containerEnv['HTTPS_PROXY'], 'http://127.0.0.1:3128');

@@ -69,7 +69,12 @@ t.test('plan prints the composed plan and runs nothing', requirements, async (t)
   t.match(plan, { ok: true, sessionId: fx.id, containment: 'podman-rootful', workdir: `/sandbox/workspaces/${fx.id}` });
   t.same(
     plan.command,
-    [...socatRelayPrefix('/run/sandbox-egress/egress.sock', 3128), `/sandbox/workspaces/${fx.id}/stub-agent.sh`, '0', fx.hostMarker],
+    [
+      ...socatRelayPrefix('/run/sandbox-egress/egress.sock', 3128, plan.runPlan.limits.pids / 2),
+      `/sandbox/workspaces/${fx.id}/stub-agent.sh`,
+      '0',
+      fx.hostMarker,
+    ],
     'the agent command is the container command, after the egress relay (socat) has started',
   );
   t.equal(plan.argv.filter((a: string) => a === 'run').length, 1, 'a podman run argv');

@@ -10,7 +10,10 @@
  * node from its snapshot takes 60-80 (docs/performance.md, sections 11 and 12).
  *
  * What differs from the node relay (tools/egress-proxy/src/relay/relay.ts), the agent's view:
- * - each open connection is a process in the container, counted against --pids;
+ * - each open connection is a process in the container, counted against --pids; socat forks at
+ *   most `maxChildren` of them (the launcher gives half the session's --pids), and a connection
+ *   past that waits in the listen queue until one ends, rather than a fork failing and the
+ *   session ending as pids-limit (a flood through the node relay met the broker's own cap);
  * - with no broker on the socket the client's connection is closed, with a reset when the client
  *   had already sent bytes (they are unread when socat exits), else a plain close;
  * - socat's own messages go to /dev/null: the agent's stderr shows none (the node relay printed
@@ -20,7 +23,8 @@
  */
 
 /**
- * The script, run as `sh -c SCRIPT egress-relay SOCKET PORT CMD ARGS...`. `-t 86400`: after one
+ * The script, run as `sh -c SCRIPT egress-relay SOCKET PORT MAXCHILDREN CMD ARGS...`. backlog=511
+ * is node's (socat's own is 5: a burst of connections would wait for SYN retries). `-t 86400`: after one
  * side's end, socat keeps the other direction open (a half-close; node's allowHalfOpen) for a day
  * rather than its default half a second, which would cut a reply to a client that half-closed.
  * A port something already listens on is refused before socat starts (in a fresh container nothing
@@ -29,8 +33,8 @@
  * then every 10 ms, and gives up after about 3 s or when socat has exited.
  */
 export const socatRelayScript = [
-  'sock=$1 port=$2',
-  'shift 2',
+  'sock=$1 port=$2 children=$3',
+  'shift 3',
   'if ! command -v socat >/dev/null 2>&1; then exec egress-relay --socket "$sock" --listen "127.0.0.1:$port" -- "$@"; fi',
   'hex=$(printf \'0100007F:%04X\' "$port")',
   'listening() {',
@@ -43,7 +47,7 @@ export const socatRelayScript = [
   '  echo "egress-relay: cannot listen on 127.0.0.1:$port: another process does" >&2',
   '  exit 1',
   'fi',
-  'pid=$(socat -lf /dev/null -t 86400 "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr,fork" "UNIX-CONNECT:$sock" </dev/null >/dev/null 2>&1 & echo $!)',
+  'pid=$(socat -lf /dev/null -t 86400 "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr,backlog=511,fork,max-children=$children" "UNIX-CONNECT:$sock" </dev/null >/dev/null 2>&1 & echo $!)',
   'n=0',
   'until listening; do',
   '  if ! kill -0 "$pid" 2>/dev/null || [ "$n" -ge 500 ]; then',
@@ -57,6 +61,6 @@ export const socatRelayScript = [
 ].join('\n');
 
 /** The container command's prefix: the relay listening on 127.0.0.1:`port`, then the command after it. */
-export function socatRelayPrefix(socketPath: string, port: number): string[] {
-  return ['/bin/sh', '-c', socatRelayScript, 'egress-relay', socketPath, String(port)];
+export function socatRelayPrefix(socketPath: string, port: number, maxChildren: number): string[] {
+  return ['/bin/sh', '-c', socatRelayScript, 'egress-relay', socketPath, String(port), String(Math.max(1, Math.floor(maxChildren)))];
 }

@@ -16,8 +16,8 @@ const hasSocat = (await execa('sh', ['-c', 'command -v socat'], { reject: false 
 const requirements = { skip: hasSocat ? false : 'socat is not installed on this host' };
 
 /** The script with `command`, in a process group of its own: the teardown kills socat (detached, it outlives the command) with it. */
-function startRelay(t: Test, socketPath: string, port: number, command: string[]): ResultPromise {
-  const [sh, ...args] = socatRelayPrefix(socketPath, port);
+function startRelay(t: Test, socketPath: string, port: number, command: string[], maxChildren = 16): ResultPromise {
+  const [sh, ...args] = socatRelayPrefix(socketPath, port, maxChildren);
   const child = execa(sh!, [...args, ...command], { reject: false, detached: true, stdin: 'ignore' });
   t.teardown(() => {
     try {
@@ -31,9 +31,9 @@ function startRelay(t: Test, socketPath: string, port: number, command: string[]
 }
 
 /** A relay whose command waits until the test ends, started and listening. */
-async function listeningRelay(t: Test, socketPath: string) {
+async function listeningRelay(t: Test, socketPath: string, maxChildren?: number) {
   const port = await freePort();
-  const child = startRelay(t, socketPath, port, ['sh', '-c', 'echo ready; exec sleep 600']);
+  const child = startRelay(t, socketPath, port, ['sh', '-c', 'echo ready; exec sleep 600'], maxChildren);
   await new Promise((resolve) => child.stdout!.once('data', resolve));
   return { child, port };
 }
@@ -138,4 +138,24 @@ t.test('each open connection is one more socat process (counted against --pids)'
   for (const c of clients) c.destroy();
   for (const s of held) s.destroy();
   broker.close();
+});
+
+t.test('at most maxChildren connections at once: the next waits until one ends, then goes through', requirements, async (t) => {
+  const dir = await socketDir(t);
+  const held: net.Socket[] = [];
+  const broker = net.createServer((s) => held.push(s)).listen(`${dir}/s.sock`);
+  await new Promise((resolve) => broker.once('listening', resolve));
+  t.teardown(() => {
+    for (const s of held) s.destroy();
+    broker.close();
+  });
+  const { port } = await listeningRelay(t, `${dir}/s.sock`, 2);
+  const clients = [1, 2, 3].map(() => net.connect(port, '127.0.0.1').on('error', () => undefined));
+  t.teardown(() => clients.forEach((c) => c.destroy()));
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+  await settle();
+  t.equal(held.length, 2, 'two reach the broker');
+  clients[0]!.destroy();
+  for (let i = 0; i < 100 && held.length < 3; i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.equal(held.length, 3, 'the third reaches it once the first has ended');
 });
