@@ -44,8 +44,8 @@ function removeParents() {
 function withNodeRelay(argv) {
   const at = argv.indexOf(socatRelayScript);
   if (at < 2) throw new Error("the plan's argv has no socat relay script");
-  const [socket, port] = argv.slice(at + 2, at + 4);
-  return [...argv.slice(0, at - 2), 'egress-relay', '--socket', socket, '--listen', `127.0.0.1:${port}`, '--', ...argv.slice(at + 4)];
+  const [socket, port] = argv.slice(at + 2, at + 4); // then the connections at once, which the node relay does not take
+  return [...argv.slice(0, at - 2), 'egress-relay', '--socket', socket, '--listen', `127.0.0.1:${port}`, '--', ...argv.slice(at + 5)];
 }
 
 function cases(root, id, staged) {
