@@ -3,7 +3,9 @@
  * image lists it), listening on 127.0.0.1:<port> and forwarding each connection byte for byte to
  * the broker's unix socket, one forked socat per connection. It is started beside the agent's
  * command, not in front of it: a POSIX sh script (dash in the image) starts socat detached (its
- * parent becomes the container's PID 1, tini, which reaps it), waits until the kernel lists the
+ * parent becomes the container's PID 1, tini, which reaps it) and in a session of its own
+ * (setsid: a terminal's Ctrl-C goes to the foreground process group, the agent's, and would end
+ * socat, which takes SIGINT as its end; the node relay passed it on), waits until the kernel lists the
  * port as listening in /proc/net/tcp (so the command never races the listener, as with the node
  * relay), and execs the command, which stays the container's main process and gets its signals
  * from tini directly. Why socat and not our node relay: it listens in a few milliseconds where
@@ -18,7 +20,7 @@
  *   had already sent bytes (they are unread when socat exits), else a plain close;
  * - socat's own messages go to /dev/null: the agent's stderr shows none (the node relay printed
  *   none either); a relay that cannot listen is said on stderr, exit 1, as before.
- * An image without socat (built before it was added) gets the node relay in front of the
+ * An image without socat or setsid (built before socat was added) gets the node relay in front of the
  * command, as before: `egress-relay --socket S --listen 127.0.0.1:PORT -- CMD`.
  */
 
@@ -35,7 +37,7 @@
 export const socatRelayScript = [
   'sock=$1 port=$2 children=$3',
   'shift 3',
-  'if ! command -v socat >/dev/null 2>&1; then exec egress-relay --socket "$sock" --listen "127.0.0.1:$port" -- "$@"; fi',
+  'if ! command -v socat >/dev/null 2>&1 || ! command -v setsid >/dev/null 2>&1; then exec egress-relay --socket "$sock" --listen "127.0.0.1:$port" -- "$@"; fi',
   'hex=$(printf \'0100007F:%04X\' "$port")',
   'listening() {',
   '  while read -r _ a _ st _; do',
@@ -47,7 +49,7 @@ export const socatRelayScript = [
   '  echo "egress-relay: cannot listen on 127.0.0.1:$port: another process does" >&2',
   '  exit 1',
   'fi',
-  'pid=$(socat -lf /dev/null -t 86400 "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr,backlog=511,fork,max-children=$children" "UNIX-CONNECT:$sock" </dev/null >/dev/null 2>&1 & echo $!)',
+  'pid=$(setsid socat -lf /dev/null -t 86400 "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr,backlog=511,fork,max-children=$children" "UNIX-CONNECT:$sock" </dev/null >/dev/null 2>&1 & echo $!)',
   'n=0',
   'until listening; do',
   '  if ! kill -0 "$pid" 2>/dev/null || [ "$n" -ge 500 ]; then',

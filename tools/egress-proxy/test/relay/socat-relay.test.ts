@@ -15,15 +15,35 @@ import { socketDir } from '../fixtures/broker-session.js';
 const hasSocat = (await execa('sh', ['-c', 'command -v socat'], { reject: false })).exitCode === 0;
 const requirements = { skip: hasSocat ? false : 'socat is not installed on this host' };
 
-/** The script with `command`, in a process group of its own: the teardown kills socat (detached, it outlives the command) with it. */
+/** The pids of the socat processes listening on (or forked from the listener of) `port`. */
+function socatsOn(port: number): number[] {
+  const pids: number[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^[0-9]+$/.test(p))) {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (argv[0]?.endsWith('socat') && argv.some((a) => a.startsWith(`TCP-LISTEN:${port},`))) pids.push(Number(pid));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/**
+ * The script with `command`, in a process group of its own (as tini runs the container's
+ * command); socat runs in a session of its own and outlives the command: the teardown kills it
+ * by its port.
+ */
 function startRelay(t: Test, socketPath: string, port: number, command: string[], maxChildren = 16): ResultPromise {
   const [sh, ...args] = socatRelayPrefix(socketPath, port, maxChildren);
   const child = execa(sh!, [...args, ...command], { reject: false, detached: true, stdin: 'ignore' });
   t.teardown(() => {
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // the group is gone
+    for (const pid of [-child.pid!, ...socatsOn(port)]) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
     }
     return child.catch(() => undefined);
   });
@@ -46,21 +66,6 @@ function roundTrip(port: number, payload: Buffer): Promise<{ data: Buffer; error
     socket.once('error', (err: NodeJS.ErrnoException) => resolve({ data: Buffer.concat(chunks), error: err.code ?? err.message }));
     socket.once('close', () => resolve({ data: Buffer.concat(chunks) }));
   });
-}
-
-/** The processes of a process group (socat's listener and one per open connection), by name. */
-function groupMembers(pgid: number, name: string): number {
-  let count = 0;
-  for (const pid of readdirSync('/proc').filter((p) => /^[0-9]+$/.test(p))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === pgid && stat.includes(`(${name})`)) count += 1;
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return count;
 }
 
 t.test('bytes go to the socket and back unchanged; a half-closed client still gets a reply sent 1 s later', requirements, async (t) => {
@@ -120,7 +125,7 @@ t.test('each open connection is one more socat process (counted against --pids)'
   const held = new Set<net.Socket>();
   const broker = net.createServer((s) => held.add(s)).listen(`${dir}/s.sock`);
   await new Promise((resolve) => broker.once('listening', resolve));
-  const { child, port } = await listeningRelay(t, `${dir}/s.sock`);
+  const { port } = await listeningRelay(t, `${dir}/s.sock`);
   const clients = await Promise.all(
     [1, 2, 3].map(
       () =>
@@ -134,7 +139,7 @@ t.test('each open connection is one more socat process (counted against --pids)'
   );
   for (let i = 0; i < 100 && held.size < 3; i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
   t.equal(held.size, 3, 'the broker holds 3 connections');
-  t.equal(groupMembers(child.pid!, 'socat'), 4, 'the listener and one process per connection');
+  t.equal(socatsOn(port).length, 4, 'the listener and one process per connection');
   for (const c of clients) c.destroy();
   for (const s of held) s.destroy();
   broker.close();
@@ -158,4 +163,30 @@ t.test('at most maxChildren connections at once: the next waits until one ends, 
   clients[0]!.destroy();
   for (let i = 0; i < 100 && held.length < 3; i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
   t.equal(held.length, 3, 'the third reaches it once the first has ended');
+});
+
+t.test("a terminal's Ctrl-C (SIGINT to the command's process group) reaches the command, not the relay", requirements, async (t) => {
+  const dir = await socketDir(t);
+  const held = new Set<net.Socket>();
+  const broker = net.createServer((s) => held.add(s)).listen(`${dir}/s.sock`);
+  await new Promise((resolve) => broker.once('listening', resolve));
+  t.teardown(() => {
+    for (const s of held) s.destroy();
+    broker.close();
+  });
+  const port = await freePort();
+  // An agent that takes Ctrl-C as "stop what you are doing", not as the end.
+  const child = startRelay(t, `${dir}/s.sock`, port, ['sh', '-c', 'trap "echo interrupted" INT; echo ready; while :; do sleep 0.1; done']);
+  await new Promise((resolve) => child.stdout!.once('data', resolve));
+  process.kill(-child.pid!, 'SIGINT');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const connected = await new Promise<boolean>((resolve) => {
+    const c = net.connect(port, '127.0.0.1', () => {
+      c.destroy();
+      resolve(true);
+    });
+    c.once('error', () => resolve(false));
+  });
+  t.ok(connected, 'the relay still listens after the Ctrl-C');
+  t.equal(socatsOn(port).length >= 1, true, 'socat is still there');
 });
