@@ -32,7 +32,9 @@
  * A port something already listens on is refused before socat starts (in a fresh container nothing
  * else binds it meanwhile), so the listener the wait then sees is socat's.
  * The wait polls without sleeping for its first 200 reads (socat binds in a millisecond or two),
- * then every 10 ms, and gives up after about 3 s or when socat has exited.
+ * then every 10 ms, and gives up when socat has exited, or after about 30 s of a socat that lives
+ * and does not listen (the node relay waited as long as it took; 64 sessions starting at once on
+ * two CPUs take seconds, section 7 of docs/performance.md).
  */
 export const socatRelayScript = [
   'sock=$1 port=$2 children=$3',
@@ -52,7 +54,7 @@ export const socatRelayScript = [
   'pid=$(setsid socat -lf /dev/null -t 86400 "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr,backlog=511,fork,max-children=$children" "UNIX-CONNECT:$sock" </dev/null >/dev/null 2>&1 & echo $!)',
   'n=0',
   'until listening; do',
-  '  if ! kill -0 "$pid" 2>/dev/null || [ "$n" -ge 500 ]; then',
+  '  if ! kill -0 "$pid" 2>/dev/null || [ "$n" -ge 3200 ]; then',
   '    echo "egress-relay: cannot listen on 127.0.0.1:$port (socat)" >&2',
   '    exit 1',
   '  fi',
