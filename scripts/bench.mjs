@@ -12,6 +12,7 @@
 //              [--flood-seconds N]                              (section 10, default 300)
 //              [--image IMAGE]   (default localhost/agent-sandbox:latest; it must have egress-relay)
 //              [--versus IMAGE]  (sections 1, 12: the same cases with another image, side by side)
+//              [--agents IMAGE]  (section 1: Claude Code's `--version` through the launcher and hand-written, in that image)
 //              [--quiet-seconds N] [--quiet-files N,...]        (section 13, default 60; 10, 100000 and 1000000 always)
 //              [--quiet-pairs N]  (section 13: pairs of sessions per size, default 1; the median is the row's)
 //
@@ -102,6 +103,7 @@ async function main() {
   if (unknown.length) throw new Error(`--only: no section ${unknown.join(', ')} (there are ${Object.keys(sections).join(', ')})`);
   if (chosen.some((k) => k !== '6')) checkImage(image);
   if (options.versus && (chosen.includes('1') || chosen.includes('12'))) checkImage(options.versus);
+  if (options.agents && chosen.includes('1')) checkImage(options.agents);
   const results = { runs: options.runs, loadavg: { start: loadavg() }, entries: await entries(), sections: {}, failed: {} };
   const environment = options.callerEnv
     ? `caller's environment${process.env.NODE_EXTRA_CA_CERTS ? ' (NODE_EXTRA_CA_CERTS set)' : ''}`

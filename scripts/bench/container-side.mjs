@@ -3,13 +3,16 @@
 // (the cpuacct of a parent cgroup per case, podman's --cgroup-parent: the container and its
 // conmon), against the hand-written run (baselines.mjs), runs interleaved; with --versus IMAGE
 // the same cases with that image in the same loop. Then each step alone, inside one container of
-// each image (rounds alternate the images): node -e 0, cred-stage install, egress-relay -- true.
+// each image (rounds alternate the images): node -e 0, cred-stage install, egress-relay -- true,
+// and the socat relay's script -- true (what sessions run since issue 35). The bare run with the
+// node relay in place of socat's script is a case of its own: the two relays in the same loop.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { image, median, onTeardown, options, tag, timed } from './common.mjs';
 import { base, env, launcher, makeRoot, plainWorkspace } from './fixture.mjs';
 import { bareArgv, handWrittenArgv, stagedCopy } from './baselines.mjs';
+import { socatRelayScript } from '../../tools/egress-proxy/dist/index.js';
 
 const parentOf = (name) => `${tag}-cs-${name}`;
 const cpuMs = (name) => {
@@ -37,6 +40,14 @@ function removeParents() {
   );
 }
 
+/** `argv` with the node relay in front of the command in place of the socat script beside it. */
+function withNodeRelay(argv) {
+  const at = argv.indexOf(socatRelayScript);
+  if (at < 2) throw new Error("the plan's argv has no socat relay script");
+  const [socket, port] = argv.slice(at + 2, at + 4); // then the connections at once, which the node relay does not take
+  return [...argv.slice(0, at - 2), 'egress-relay', '--socket', socket, '--listen', `127.0.0.1:${port}`, '--', ...argv.slice(at + 5)];
+}
+
 function cases(root, id, staged) {
   const withImage = (argv, img) => argv.map((x) => (x === image ? img : x));
   const images = { this: image, ...(options.versus ? { versus: options.versus } : {}) };
@@ -48,6 +59,7 @@ function cases(root, id, staged) {
     );
     out[`bare, relay (${which})`] = inParent(`relay-${which}`, withImage(bareArgv(root, id, [], `cs-relay-${which}`, staged), img));
   }
+  out['bare, node relay (this)'] = inParent('node-relay', withNodeRelay(bareArgv(root, id, [], 'cs-node-relay', staged)));
   return out;
 }
 
@@ -63,10 +75,13 @@ for i in $(seq 1 ${n}); do
   echo "node -e 0 $( { time node -e 0 >/dev/null 2>&1; } 2>&1 )"
   echo "cred-stage install $( { time cred-stage install >/dev/null 2>&1; } 2>&1 )"
   echo "egress-relay -- true $( { time egress-relay --socket /run/none.sock -- true >/dev/null 2>&1; } 2>&1 )"
+  echo "socat relay script, true $( { time sh -c "$(cat /relay.sh)" egress-relay /run/none.sock $((20000 + i)) 16 true >/dev/null 2>&1; } 2>&1 )"
 done
 `,
   );
   chmodSync(script, 0o755);
+  const relay = path.join(base, 'relay.sh');
+  writeFileSync(relay, socatRelayScript);
   const argv = [
     '--runtime',
     'runc',
@@ -82,6 +97,8 @@ done
     'nproc=4096:4096',
     '-v',
     `${script}:/steps.sh:ro`,
+    '-v',
+    `${relay}:/relay.sh:ro`,
     '-v',
     `${staged}:/sandbox-secrets/codex/auth.json:ro`,
     '--entrypoint',
@@ -117,6 +134,9 @@ function report(walls, cpus, steps) {
       `   ${which}: entrypoint and cred-stage install (bare without relay - hand-written): ${signed(m(none) - m(hand))} ms wall, ${signed(c(none) - c(hand))} ms CPU; the relay (bare with - without): ${signed(m(relay) - m(none))} ms wall, ${signed(c(relay) - c(none))} ms CPU`,
     );
   }
+  console.log(
+    `   the relay, socat's script against the node relay (bare with each - without): ${signed(m('bare, relay (this)') - m('bare, no relay (this)'))} against ${signed(m('bare, node relay (this)') - m('bare, no relay (this)'))} ms wall, ${signed(c('bare, relay (this)') - c('bare, no relay (this)'))} against ${signed(c('bare, node relay (this)') - c('bare, no relay (this)'))} ms CPU`,
+  );
   if (walls['bare, relay (versus)']) {
     for (const kind of ['no relay', 'relay'])
       console.log(

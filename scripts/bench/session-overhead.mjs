@@ -6,7 +6,9 @@
 // and entrypoint, with the broker's relay in front of `true`, and without). Also the agent's
 // first output (`--agent-bin /bin/echo`: spawn to the first byte on stdout) against the
 // hand-written run's, the time from the container's end (podman's `died` event) to the exit of
-// the command that ran it, and the processes a session starts (strace).
+// the command that ran it, and the processes a session starts (strace). With --agents IMAGE (the
+// agents image, Claude Code in it): the real agent's first output, `claude --version`, through
+// the launcher and hand-written, in the same loop.
 import { bin, compare, firstOutput, image, options, printCases, tag, timed } from './common.mjs';
 import { defaultLedger, env, flags, launcher, makeRoot, nodeZero, plainWorkspace, processesOf } from './fixture.mjs';
 import { bareArgv, diedEvents, endToExit, handWrittenArgv, stagedCopy } from './baselines.mjs';
@@ -20,7 +22,22 @@ const named = {
   firstRun: 'first output: run --agent-bin /bin/echo',
   firstNone: 'first output: run --egress none',
   firstHand: 'first output: hand-written /bin/echo',
+  claudeRun: 'first output: run, claude --version (--agents)',
+  claudeHand: 'first output: hand-written claude --version',
 };
+
+/** With --agents IMAGE: Claude Code's `--version` through the launcher (its default broker) and hand-written, in that image. */
+function agentsCases(root, id) {
+  const img = options.agents;
+  const hand = handWrittenArgv(root, id, 'hand-claude', ['claude', '--version']).map((x) => (x === image ? img : x));
+  return {
+    [named.claudeRun]: () =>
+      firstOutput(bin('agent-sandbox'), ['run', ...flags(root, id, defaultLedger, img), '--agent-bin', 'claude', '--', '--version'], {
+        env,
+      }),
+    [named.claudeHand]: () => firstOutput(hand[0], hand.slice(1), { env }),
+  };
+}
 
 /** Every case of the section, interleaved in one loop. */
 function cases(root, id, staged) {
@@ -111,6 +128,8 @@ function report(r, ratios, ends, procs, bareProcs) {
   line('run --egress none / hand-written podman run', ratios.noneHand, '   (at most 1.4)');
   line("first output: run / hand-written run's", ratios.first, '   (at most 1.5)');
   line("first output: run --egress none / hand-written run's", ratios.firstNone);
+  if (ratios.claude)
+    line("first output, Claude Code --version (--agents): run / hand-written run's", ratios.claude, '   (issue 35 asks at most 1.6)');
   console.log(
     `   container's end (podman's died event) to exit, median: run ${end(ends.run)}; run --egress none ${end(ends.none)}; hand-written podman run ${end(ends.hand)}`,
   );
@@ -133,6 +152,7 @@ function report(r, ratios, ends, procs, bareProcs) {
     'find',
     'cred-stage',
     'egress-relay',
+    'socat',
     'true',
     'agent-sandbox',
     'env',
@@ -148,7 +168,11 @@ export async function sessionOverhead() {
   launcher('run', root, id)(); // makes the session home the bare runs mount
   const { argv, cases: all } = cases(root, id, stagedCopy());
   const since = Date.now();
-  const r = await compare({ ...all, ...(options.versus ? versusCases(root, id, argv) : {}) });
+  const r = await compare({
+    ...all,
+    ...(options.versus ? versusCases(root, id, argv) : {}),
+    ...(options.agents ? agentsCases(root, id) : {}),
+  });
   const m = (k) => r[named[k]].median;
   const ratios = {
     hand: m('run') / m('hand'),
@@ -160,6 +184,7 @@ export async function sessionOverhead() {
     entrypoint: m('bare') / m('hand'),
     relay: m('bareRelay') / m('bare'),
     brokerVsNone: m('run') / m('none'),
+    ...(options.agents ? { claude: m('claudeRun') / m('claudeHand') } : {}),
   };
   const ends = endsToExit(r, id, since);
   const procs = processesOf(bin('agent-sandbox'), ['run', ...flags(root, id), '--agent-bin', 'true', '--']);

@@ -24,6 +24,7 @@ export { parseHead, maxHeadBytes, type ParsedHead } from './rules/request-head.j
 export { parseIp, type IpLiteral } from './rules/ip.js';
 export { runtimeEgressTable, egressAllowlist, type RuntimeEgress } from './rules/runtime-allowlists.js';
 export { startRelay, type Relay, type RelayOptions } from './relay/relay.js';
+export { socatRelayPrefix, socatRelayScript } from './relay/socat-relay.js';
 export { parseRelayArgs, proxyEnvironment, defaultRelayPort, relayUsage } from './relay/relay-cli.js';
 export { tool } from './cli.js';
 export { publishRelayPath } from './publish-relay-location.js';

@@ -1,7 +1,7 @@
 /**
  * A session's network: by default the container stays `--network none` and its only way out is
  * an allowlisting broker (tools/egress-proxy) on a unix socket in a private directory, mounted
- * read-only at /run/sandbox-egress. Inside, egress-relay listens on 127.0.0.1:3128 and forwards
+ * read-only at /run/sandbox-egress. Inside, socat listens on 127.0.0.1:3128 and forwards
  * to that socket; the agent gets HTTPS_PROXY/HTTP_PROXY/ALL_PROXY pointing at it and NO_PROXY for
  * loopback, passed by name. The broker runs in the launcher's own process, so it dies with the
  * session: a dead broker means no network, never a fallback. `--egress none` keeps a session
@@ -9,7 +9,7 @@
  */
 import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { egressAllowlist, startSessionBroker, type SessionBroker } from '@agent-sandbox/egress-proxy';
+import { egressAllowlist, socatRelayPrefix, startSessionBroker, type SessionBroker } from '@agent-sandbox/egress-proxy';
 import { agentGid, agentUid } from '@agent-sandbox/shared/container-layout';
 import type { RuntimeName } from '@agent-sandbox/shared/runtimes';
 import type { EgressProxyConfig, EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
@@ -21,7 +21,8 @@ import { runtimeDir } from '../workspace/layout.js';
 /** Inside the container. */
 export const egressMount = '/run/sandbox-egress';
 export const egressSocketName = 'egress.sock';
-export const relayListen = '127.0.0.1:3128';
+export const relayPort = 3128;
+export const relayListen = `127.0.0.1:${relayPort}`;
 
 export interface EgressPlan {
   /** broker: the default; none: no network at all; namespace: the caller's --network ns:. */
@@ -67,9 +68,18 @@ export function proxyEnv(plan: EgressPlan): Record<string, string> {
   return env;
 }
 
-/** The relay in front of the agent's command (it listens first, then runs the command). */
-export function relayPrefix(plan: EgressPlan): string[] {
-  return plan.mode === 'broker' ? ['egress-relay', '--socket', `${egressMount}/${egressSocketName}`, '--listen', relayListen, '--'] : [];
+/**
+ * The relay beside the agent's command: socat started detached, listening before the command is
+ * exec'd (tools/egress-proxy/src/relay/socat-relay.ts; the node relay in an image without socat).
+ * A connection is a socat process: at most half the session's pids at once, the rest wait.
+ */
+export function relayPrefix(plan: EgressPlan, pids: number): string[] {
+  return plan.mode === 'broker' ? socatRelayPrefix(`${egressMount}/${egressSocketName}`, relayPort, relayChildren(pids)) : [];
+}
+
+/** How many connections the relay serves at once: half the session's --pids (the agent keeps the other half). */
+export function relayChildren(pids: number): number {
+  return Math.max(1, Math.floor(pids / 2));
 }
 
 export interface RunningEgress {

@@ -108,7 +108,7 @@ export function composePlan(input: ComposeInput): SessionPlan {
       cpuShares: identity.limits.cpuShares,
     },
     env: [...new Set([...passed, ...Object.keys(containerEnv), sessionEnvName])],
-    command: [...publishPrefix(publish), ...relayPrefix(egress), ...containerCommand(request)],
+    command: [...publishPrefix(publish), ...relayPrefix(egress, identity.limits.pids), ...containerCommand(request)],
     tty: input.tty,
     interactive: request.mode === 'run',
     // The backstop that needs none of our processes: conmon kills the container a little after

@@ -8,6 +8,7 @@ import { Pod } from 'kubernetes-models/v1/Pod';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import { repoRoot } from '@agent-sandbox/testkit';
+import { socatRelayPrefix } from '@agent-sandbox/egress-proxy';
 import { podManifest, memoryQuantity, cpuQuantity } from '../../dist/commands/kube/manifest.js';
 import { existsSync, rmSync } from 'node:fs';
 import { sessionNeeds, sessionFixture } from '../fixtures/session-fixture.js';
@@ -48,9 +49,10 @@ t.test('the manifest from a real session plan validates against the Kubernetes P
   );
   t.same(
     doc.spec.containers[0].args.slice(0, 6),
-    ['egress-relay', '--socket', '/run/sandbox-egress/egress.sock', '--listen', '127.0.0.1:3128', '--'],
-    'the relay runs in front of the agent',
+    socatRelayPrefix('/run/sandbox-egress/egress.sock', 3128, 1).slice(0, 6),
+    'the relay starts beside the agent, which it then execs',
   );
+  t.match(doc.spec.containers[0].args[6], /^[1-9][0-9]*$/, "the relay's connections at once (half the session's pids)");
   const env = Object.fromEntries((doc.spec.containers[0].env as { name: string; value: string }[]).map((e) => [e.name, e.value]));
   t.match(env, { HTTPS_PROXY: 'http://127.0.0.1:3128', NO_PROXY: 'localhost,127.0.0.1,::1' }, 'the proxy variables');
   t.match(doc, {

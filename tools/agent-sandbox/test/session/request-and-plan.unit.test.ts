@@ -7,6 +7,7 @@ import { composePlan, parseRequest, type SessionIdentity } from '../../dist/inde
 import { layoutFor } from '../../dist/workspace/layout.js';
 import { egressPlanOf } from '../../dist/egress/broker.js';
 import { publishPlanOf } from '../../dist/egress/publish.js';
+import { socatRelayPrefix } from '@agent-sandbox/egress-proxy';
 
 const env = { HOME: '/home/u' };
 const parse = (flags: Record<string, unknown>, rest: string[] = []) =>
@@ -121,19 +122,15 @@ function compose(flags: Record<string, unknown>, rest: string[]) {
   });
 }
 
-t.test('the agent runs behind the egress relay, with the proxy variables and git config by name', async (t) => {
+t.test('the agent runs beside the egress relay, with the proxy variables and git config by name', async (t) => {
   const plan = compose({}, ['exec', 'fix it']);
   t.same(plan.runPlan.command, [
-    'egress-relay',
-    '--socket',
-    '/run/sandbox-egress/egress.sock',
-    '--listen',
-    '127.0.0.1:3128',
-    '--',
+    ...socatRelayPrefix('/run/sandbox-egress/egress.sock', 3128, plan.identity.limits.pids / 2),
     'codex',
     'exec',
     'fix it',
   ]);
+  t.same(plan.runPlan.command!.slice(0, 2), ['/bin/sh', '-c'], 'the relay script starts socat and execs the agent');
   t.same(plan.egress.allow, ['api.openai.com', 'chatgpt.com', 'auth.openai.com'], "the runtime's allowlist");
   t.equal(plan.containerEnv['HTTPS_PROXY'], 'http://127.0.0.1:3128');
   t.equal(plan.containerEnv['NO_PROXY'], 'localhost,127.0.0.1,::1');

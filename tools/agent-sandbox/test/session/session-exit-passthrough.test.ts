@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { validateDocument } from '@agent-sandbox/shared';
 import { LedgerLine } from '@agent-sandbox/shared/validators/agent-sandbox';
 import { sessionNeeds, canary, sessionFixture } from '../fixtures/session-fixture.js';
+import { socatRelayPrefix } from '@agent-sandbox/egress-proxy';
 
 /** Root (the workspace is uid 1000's), podman, and the images these sessions run: a skip names what is missing. */
 const requirements = sessionNeeds();
@@ -69,17 +70,12 @@ t.test('plan prints the composed plan and runs nothing', requirements, async (t)
   t.same(
     plan.command,
     [
-      'egress-relay',
-      '--socket',
-      '/run/sandbox-egress/egress.sock',
-      '--listen',
-      '127.0.0.1:3128',
-      '--',
+      ...socatRelayPrefix('/run/sandbox-egress/egress.sock', 3128, plan.runPlan.limits.pids / 2),
       `/sandbox/workspaces/${fx.id}/stub-agent.sh`,
       '0',
       fx.hostMarker,
     ],
-    'the agent command is the container command, behind the egress relay',
+    'the agent command is the container command, after the egress relay (socat) has started',
   );
   t.equal(plan.argv.filter((a: string) => a === 'run').length, 1, 'a podman run argv');
   t.ok(plan.argv.includes('--cap-drop=ALL'));
