@@ -132,10 +132,9 @@ t.test(
   async (tt) => {
     const k = unwrap(tt, await runs!.killedAlone);
     if (!k) return;
-    // 5 s is proved on the host tier. In the guest (patience 10) podman's own removal of a like
-    // container, begun at the kill beside it, is added. Open there (issue 33): 67 s as root and 123 s
-    // as uid 1000 against podman's own 15 s and 24 s; a todo, reported each run, until the
-    // sentinel's path (its node loads dist/ unbundled) is measured.
+    // 5 s is proved on the host tier. In the guest (patience 10) podman's own removal of a like container, begun at
+    // the kill beside it, is added. Open there (issue 33): 67 s as root and 123 s as uid 1000 against podman's own
+    // 15 s and 24 s; a todo, reported each run, until the sentinel's path (node loading dist/ unbundled) is measured.
     const podmanShare = patience > 1 ? k.podmanRemoveMs : 0;
     tt.ok(podmanShare !== undefined, `control: podman's own rm --force of a like container took ${k.podmanRemoveMs} ms`);
     const bound = 5000 * patience + (podmanShare ?? 0);
