@@ -10,6 +10,7 @@ import path from 'node:path';
 import { freePort, repoRoot, tempDir } from '@agent-sandbox/testkit';
 import { copyFile } from 'node:fs/promises';
 import { socketDir } from '../fixtures/broker-session.js';
+import { roundTrip } from '../fixtures/relay-kit.js';
 
 const bundle = path.join(repoRoot, 'image/build/bin/egress-relay');
 if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run \`pnpm run build\``);
@@ -36,16 +37,6 @@ async function startRelayProcess(t: Test, socketPath: string, extra: string[] = 
     void child.then((r) => reject(new Error(`relay exited: ${r.stderr}`)));
   });
   return { child, port };
-}
-
-function roundTrip(port: number, payload: Buffer): Promise<{ data: Buffer; error?: string }> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    const socket = net.connect({ host: '127.0.0.1', port }, () => socket.end(payload));
-    socket.on('data', (d) => chunks.push(d));
-    socket.once('error', (err: NodeJS.ErrnoException) => resolve({ data: Buffer.concat(chunks), error: err.code ?? err.message }));
-    socket.once('close', () => resolve({ data: Buffer.concat(chunks) }));
-  });
 }
 
 t.test('bytes go to the socket and back unchanged, and a half-close reaches the other side', async (t) => {

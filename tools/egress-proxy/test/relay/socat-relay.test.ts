@@ -11,6 +11,7 @@ import net from 'node:net';
 import { freePort } from '@agent-sandbox/testkit';
 import { socatRelayPrefix } from '../../dist/index.js';
 import { socketDir } from '../fixtures/broker-session.js';
+import { holdingBroker, roundTrip } from '../fixtures/relay-kit.js';
 
 const hasSocat = (await execa('sh', ['-c', 'command -v socat'], { reject: false })).exitCode === 0;
 const requirements = { skip: hasSocat ? false : 'socat is not installed on this host' };
@@ -58,16 +59,6 @@ async function listeningRelay(t: Test, socketPath: string, maxChildren?: number)
   return { child, port };
 }
 
-function roundTrip(port: number, payload: Buffer): Promise<{ data: Buffer; error?: string }> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    const socket = net.connect({ host: '127.0.0.1', port }, () => socket.end(payload));
-    socket.on('data', (d) => chunks.push(d));
-    socket.once('error', (err: NodeJS.ErrnoException) => resolve({ data: Buffer.concat(chunks), error: err.code ?? err.message }));
-    socket.once('close', () => resolve({ data: Buffer.concat(chunks) }));
-  });
-}
-
 t.test('bytes go to the socket and back unchanged; a half-closed client still gets a reply sent 1 s later', requirements, async (t) => {
   const dir = await socketDir(t);
   const received: Buffer[] = [];
@@ -95,13 +86,7 @@ t.test('with no broker on the socket a client gets no bytes and a closed connect
 
 t.test('the command runs once the port listens, and its status is the exit status', requirements, async (t) => {
   const dir = await socketDir(t);
-  const held = new Set<net.Socket>();
-  const broker = net.createServer((s) => held.add(s)).listen(`${dir}/s.sock`);
-  await new Promise((resolve) => broker.once('listening', resolve));
-  t.teardown(() => {
-    for (const s of held) s.destroy();
-    broker.close();
-  });
+  const held = await holdingBroker(t, `${dir}/s.sock`);
   const port = await freePort();
   const connectOnce = `require('net').connect(${port}, '127.0.0.1').on('connect', () => process.exit(42)).on('error', (e) => { console.error(e.code); process.exit(9); })`;
   const result = await startRelay(t, `${dir}/s.sock`, port, [process.execPath, '-e', connectOnce]);
@@ -122,9 +107,7 @@ t.test('a port it cannot listen on: exit 1, said on stderr, and the command neve
 
 t.test('each open connection is one more socat process (counted against --pids)', requirements, async (t) => {
   const dir = await socketDir(t);
-  const held = new Set<net.Socket>();
-  const broker = net.createServer((s) => held.add(s)).listen(`${dir}/s.sock`);
-  await new Promise((resolve) => broker.once('listening', resolve));
+  const held = await holdingBroker(t, `${dir}/s.sock`);
   const { port } = await listeningRelay(t, `${dir}/s.sock`);
   const clients = await Promise.all(
     [1, 2, 3].map(
@@ -137,23 +120,15 @@ t.test('each open connection is one more socat process (counted against --pids)'
         ),
     ),
   );
-  for (let i = 0; i < 100 && held.size < 3; i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
-  t.equal(held.size, 3, 'the broker holds 3 connections');
+  for (let i = 0; i < 100 && held.length < 3; i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.equal(held.length, 3, 'the broker holds 3 connections');
   t.equal(socatsOn(port).length, 4, 'the listener and one process per connection');
   for (const c of clients) c.destroy();
-  for (const s of held) s.destroy();
-  broker.close();
 });
 
 t.test('at most maxChildren connections at once: the next waits until one ends, then goes through', requirements, async (t) => {
   const dir = await socketDir(t);
-  const held: net.Socket[] = [];
-  const broker = net.createServer((s) => held.push(s)).listen(`${dir}/s.sock`);
-  await new Promise((resolve) => broker.once('listening', resolve));
-  t.teardown(() => {
-    for (const s of held) s.destroy();
-    broker.close();
-  });
+  const held = await holdingBroker(t, `${dir}/s.sock`);
   const { port } = await listeningRelay(t, `${dir}/s.sock`, 2);
   const clients = [1, 2, 3].map(() => net.connect(port, '127.0.0.1').on('error', () => undefined));
   t.teardown(() => clients.forEach((c) => c.destroy()));
@@ -167,13 +142,7 @@ t.test('at most maxChildren connections at once: the next waits until one ends, 
 
 t.test("a terminal's Ctrl-C (SIGINT to the command's process group) reaches the command, not the relay", requirements, async (t) => {
   const dir = await socketDir(t);
-  const held = new Set<net.Socket>();
-  const broker = net.createServer((s) => held.add(s)).listen(`${dir}/s.sock`);
-  await new Promise((resolve) => broker.once('listening', resolve));
-  t.teardown(() => {
-    for (const s of held) s.destroy();
-    broker.close();
-  });
+  const held = await holdingBroker(t, `${dir}/s.sock`);
   const port = await freePort();
   // An agent that takes Ctrl-C as "stop what you are doing", not as the end.
   const child = startRelay(t, `${dir}/s.sock`, port, ['sh', '-c', 'trap "echo interrupted" INT; echo ready; while :; do sleep 0.1; done']);
