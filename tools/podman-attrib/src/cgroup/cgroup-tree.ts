@@ -145,6 +145,15 @@ export function removeParent(layout: CgroupLayout, waitMs = 3000): string[] {
 }
 
 /** Every cgroup below `dir` (depth first, a few levels: the container's scope and crun's child). */
+/**
+ * Which form of conmon's own cgroup a child of the session's parent is, if it is one: a `conmon` child (podman's
+ * cgroupfs form) or its scope beside the container's (systemd's, `libpod-conmon-<id>.scope`).
+ */
+export function conmonCgroupForm(name: string): 'child' | 'scope' | undefined {
+  if (name === 'conmon') return 'child';
+  return name.startsWith('libpod-conmon-') ? 'scope' : undefined;
+}
+
 export function descendants(dir: string, depth = 3): string[] {
   if (depth === 0) return [];
   let names: string[];

@@ -15,7 +15,7 @@
  */
 import { lstatSync, readFileSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
-import { descendants, type CgroupLayout } from './cgroup-tree.js';
+import { descendants, conmonCgroupForm, type CgroupLayout } from './cgroup-tree.js';
 import { conmonScopeKey, parseKeyed, type Counters } from './counters.js';
 
 /** The counter key the watch reports (kept next to the parent's own in evidence.cgroup.counters). */
@@ -23,7 +23,7 @@ export const descendantPidsKey = 'descendants/pids.events:max';
 
 /** Whether one of the parent's descendants now is conmon's own scope (libpod-conmon-<id>.scope). */
 function hasConmonScope(layout: CgroupLayout): boolean {
-  return descendants(layout.dirs.pids, 1).some((dir) => path.basename(dir).startsWith('libpod-conmon-'));
+  return descendants(layout.dirs.pids, 1).some((dir) => conmonCgroupForm(path.basename(dir)) === 'scope');
 }
 
 /** The largest pids.events "max" among the parent's descendants now (0 when none has one). */

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Peak } from '@agent-sandbox/shared/schemas/podman-attrib';
-import { cgroupLayout, type CgroupLayout } from './cgroup-tree.js';
+import { cgroupLayout, conmonCgroupForm, type CgroupLayout } from './cgroup-tree.js';
 import { parseKeyed } from './counters.js';
 
 function readNumber(file: string): number | null {
@@ -48,8 +48,7 @@ export function conmonTasks(layout: CgroupLayout): number {
   } catch {
     return 0;
   }
-  for (const name of names)
-    if (name === 'conmon' || name.startsWith('libpod-conmon-')) tasks += readNumber(path.join(layout.dirs.pids, name, 'pids.current')) ?? 0;
+  for (const name of names) if (conmonCgroupForm(name)) tasks += readNumber(path.join(layout.dirs.pids, name, 'pids.current')) ?? 0;
   return tasks;
 }
 
