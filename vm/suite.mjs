@@ -32,7 +32,9 @@ function writeLists(suiteFile, repo, outDir) {
   const lists = parseSuite(readFileSync(suiteFile, 'utf8'));
   const missing = [...lists.root, ...lists.user].filter((f) => !existsSync(path.join(repo, f)));
   if (missing.length > 0) throw new Error(`suite.txt names files that do not exist: ${[...new Set(missing)].join(', ')}`);
-  for (const who of users) writeFileSync(path.join(outDir, `${who}.list`), lists[who].map((f) => `${f}\n`).join(''));
+  // The guest runs each test file as the JS that vm/payload.sh makes beside it; its TAP names that.
+  const asRun = (f) => f.replace(/\.ts$/, '.js');
+  for (const who of users) writeFileSync(path.join(outDir, `${who}.list`), lists[who].map((f) => `${asRun(f)}\n`).join(''));
   console.error(`vm: suite: ${lists.root.length} files as root, ${lists.user.length} as uid 1000`);
 }
 
