@@ -24,6 +24,7 @@ import {
   launcherCommand,
   ledgerLines,
   sleep,
+  within,
   waitFor,
   type LaunchEnd,
   type SessionRoot,
@@ -235,7 +236,7 @@ export async function killAfterCommit(t: Teardown, r: SessionRoot, kind: GitKind
   else await sleep(2000);
   const branchBeforeNextStart = (await hostGit(r.base, s.repo, ['rev-parse', s.branch])).stdout.trim();
   const nextStart = await launcherCommand(r, s.ws, 'plan', s.flags);
-  await Promise.race([run.done, sleep(30_000)]);
+  await within(run.done, 30_000);
   const log = await hostGit(r.base, s.repo, ['log', '--format=%s', s.branch]);
   return {
     committed,

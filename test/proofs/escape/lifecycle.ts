@@ -17,6 +17,7 @@ import {
   sessionRoot,
   sleep,
   waitFor,
+  within,
   type LaunchEnd,
   type SessionRoot,
   type Workspace,
@@ -139,7 +140,7 @@ export async function killLauncher(t: Teardown, label: string, alsoSentinel: boo
   if (podmanRemoved) out.podmanRemoveMs = await podmanRemoved;
   const abandoned = ledgerLines(ws).filter((l) => l['reason'] === 'abandoned');
   if (!alsoSentinel) out.nextStart = await launcherCommand(r, ws, 'plan');
-  await Promise.race([done, sleep(30_000 * patience)]);
+  await within(done, 30_000 * patience);
   const home = path.join(r.root, 'homes', ws.id, '.codex', 'auth.json');
   const leftovers = [path.join(r.root, 'sessions', `${ws.id}.json`), cidfileOf(ws.id), parentCgroup].filter((p) => existsSync(p));
   // podman's working directories of the killed launcher and sentinel (named with their pids).

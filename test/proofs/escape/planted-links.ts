@@ -20,6 +20,7 @@ import {
   ledgerLines,
   sessionRoot,
   sleep,
+  within,
   waitFor,
   type LaunchEnd,
   type SessionRoot,
@@ -178,7 +179,7 @@ export async function plantSession(t: Teardown, c: PlantCase, mode: PlantMode): 
     process.kill(run.pid, 'SIGKILL');
     for (const pid of sentinels) process.kill(pid, 'SIGKILL');
     end = await launcherCommand(r, ws, 'plan');
-    agentStdout = (await Promise.race([run.done, sleep(30_000).then(() => undefined)]))?.stdout ?? '';
+    agentStdout = (await within(run.done, 30_000))?.stdout ?? '';
   }
   const recorded = existsSync(path.join(ws.path, '.astest', 'planted.txt'))
     ? readFileSync(path.join(ws.path, '.astest', 'planted.txt'), 'utf8')
