@@ -98,14 +98,15 @@ function checkParserLazy(name, metafile) {
   }
 }
 
-for (const name of tools) {
+/**
+ * dist/<out>.bundle.cjs from dist/<entry>.js, with <out>.bundle.json beside it: the build
+ * records (tsconfig.tsbuildinfo) of the packages it was made from, relative to dist/.
+ */
+async function bundleEntry(name, entry, out) {
   const dist = path.join(repo, 'tools', name, 'dist');
-  // Leftovers of the earlier scheme (V8 code cache, vendor files).
-  rmSync(path.join(dist, 'vendor'), { recursive: true, force: true });
-  rmSync(path.join(dist, `${name}.bundle.cjs.cache`), { force: true });
-  const outfile = path.join(dist, `${name}.bundle.cjs`);
+  const outfile = path.join(dist, `${out}.bundle.cjs`);
   const result = await build({
-    entryPoints: [path.join(dist, 'cli.js')],
+    entryPoints: [path.join(dist, `${entry}.js`)],
     outfile,
     bundle: true,
     platform: 'node',
@@ -120,10 +121,10 @@ for (const name of tools) {
     banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
     plugins: [lazyPackagesExternal, stringWidthLazy],
   });
-  checkParserLazy(name, result.metafile);
+  checkParserLazy(out, result.metafile);
   const bundled = Object.keys(result.metafile.inputs);
   if (bundled.some((file) => file.includes('@sinclair/typebox') || file.includes('@sinclair+typebox'))) {
-    throw new Error(`${name}: TypeBox ended up in the bundle; a run-time module imports a schema module (import its validator instead)`);
+    throw new Error(`${out}: TypeBox ended up in the bundle; a run-time module imports a schema module (import its validator instead)`);
   }
   // The bundle is fresh while it is newer than the build record (tsconfig.tsbuildinfo, which
   // `tsc -b` rewrites whenever it emits) of each package it was built from: a handful of stats
@@ -136,9 +137,21 @@ for (const name of tools) {
   );
   const inputs = [...packages].sort().map((dir) => {
     const record = path.join(dir, 'tsconfig.tsbuildinfo');
-    if (!existsSync(record)) throw new Error(`${name}: ${record} is missing; build with \`tsc -b\` first`);
+    if (!existsSync(record)) throw new Error(`${out}: ${record} is missing; build with \`tsc -b\` first`);
     return path.relative(dist, record);
   });
-  writeFileSync(path.join(dist, `${name}.bundle.json`), `${JSON.stringify({ inputs }, null, 1)}\n`);
+  writeFileSync(path.join(dist, `${out}.bundle.json`), `${JSON.stringify({ inputs }, null, 1)}\n`);
   console.log(`bundled ${path.relative(repo, outfile)} (${inputs.length} packages)`);
 }
+
+for (const name of tools) {
+  const dist = path.join(repo, 'tools', name, 'dist');
+  // Leftovers of the earlier scheme (V8 code cache, vendor files).
+  rmSync(path.join(dist, 'vendor'), { recursive: true, force: true });
+  rmSync(path.join(dist, `${name}.bundle.cjs.cache`), { force: true });
+  await bundleEntry(name, 'cli', name);
+}
+// The launcher's sentinel runs only after its launcher died, to stop the container, so its
+// node start is on that path: in the VM tier's guest 17 s passed from the launcher's death to
+// the unbundled sentinel's first `podman rm` (tools/agent-sandbox/src/recovery/sentinel.ts).
+await bundleEntry('agent-sandbox', 'sentinel-main', 'sentinel-main');

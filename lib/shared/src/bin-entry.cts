@@ -19,20 +19,28 @@ export interface BinEntry {
   file: string;
 }
 
-/** Which file runs for `tool`, given the shim's path (it may be reached through a symlink). */
-export function binEntry(shimPath: string, tool: string): BinEntry {
-  const dist = path.join(path.dirname(realpathSync(shimPath)), '..', 'dist');
+/**
+ * dist/<name>.bundle.cjs when it is fresh (at least as new as each build record its
+ * <name>.bundle.json lists), else undefined. The tools' bins and the launcher's sentinel
+ * (sentinel-main.bundle.cjs) ask it.
+ */
+export function freshBundle(dist: string, name: string): string | undefined {
   try {
-    const bundle = path.join(dist, `${tool}.bundle.cjs`);
+    const bundle = path.join(dist, `${name}.bundle.cjs`);
     const built = statSync(bundle).mtimeMs;
-    const { inputs } = JSON.parse(readFileSync(path.join(dist, `${tool}.bundle.json`), 'utf8')) as { inputs: string[] };
-    if (inputs.length > 0 && inputs.every((file) => statSync(path.join(dist, file)).mtimeMs <= built)) {
-      return { kind: 'bundle', file: bundle };
-    }
+    const { inputs } = JSON.parse(readFileSync(path.join(dist, `${name}.bundle.json`), 'utf8')) as { inputs: string[] };
+    if (inputs.length > 0 && inputs.every((file) => statSync(path.join(dist, file)).mtimeMs <= built)) return bundle;
   } catch {
     // no bundle, no manifest, or a build record is gone: the unbundled entry
   }
-  return { kind: 'unbundled', file: path.join(dist, 'cli.js') };
+  return undefined;
+}
+
+/** Which file runs for `tool`, given the shim's path (it may be reached through a symlink). */
+export function binEntry(shimPath: string, tool: string): BinEntry {
+  const dist = path.join(path.dirname(realpathSync(shimPath)), '..', 'dist');
+  const bundle = freshBundle(dist, tool);
+  return bundle ? { kind: 'bundle', file: bundle } : { kind: 'unbundled', file: path.join(dist, 'cli.js') };
 }
 
 interface ToolModule {

@@ -11,7 +11,7 @@ export function sentinelPidsOf(recordFile: string): number[] {
     .filter((p) => {
       try {
         const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
-        return argv.includes(recordFile) && argv.some((a) => a.endsWith('sentinel-main.js'));
+        return argv.includes(recordFile) && argv.some((a) => /\/sentinel-main(\.bundle\.cjs|\.js)$/.test(a));
       } catch {
         return false;
       }

@@ -155,7 +155,7 @@ t.test('the launcher spawns nothing but podman (via sandbox-run), ssh and its pr
     'git/grant.ts': ["spawnSync('setfacl'"], // root mode: ACL entries giving uid 1000 a repository's objects/refs/logs
     'commands/node-setup/provision.ts': ['spawnSync(cmd'], // getent, useradd, loginctl: provisioning a node's user, never a session
     'session/preflight.ts': ["captureCommand('dmesg'"],
-    'recovery/sentinel.ts': ["spawn('/bin/sh'"], // waits on a pipe; on the launcher's death runs sentinel-main.js (cleanup, no agent)
+    'recovery/sentinel.ts': ["spawn('/bin/sh'"], // waits on a pipe; on the launcher's death runs sentinel-main (cleanup, no agent)
     // (the workspace lock's util-linux flock runs in lib/shared/src/flock.ts)
     'dispatch/ssh.ts': ['execa(bin', 'execa(bin', 'spawn(bin'], // ssh (buildSshArgv): the session's, the one that fetches its commits or asks ps/stop, and shell --host's
   });
@@ -169,8 +169,13 @@ t.test('the launcher spawns nothing but podman (via sandbox-run), ssh and its pr
   const sentinel = await readFile(path.join(src, 'recovery', 'sentinel.ts'), 'utf8');
   t.match(
     sentinel,
-    /process\.execPath, path\.join\(distDir\(\), 'sentinel-main\.js'\)/,
+    /process\.execPath, sentinelEntry\(\), recordFile, root\]/,
     "the sentinel only ever execs the launcher's own cleanup",
+  );
+  t.match(
+    sentinel,
+    /return freshBundle\(dist, 'sentinel-main'\) \?\? path\.join\(dist, 'sentinel-main\.js'\);/,
+    'its entry is sentinel-main, bundled or not',
   );
 });
 
