@@ -22,7 +22,7 @@ export interface BinEntry {
 /**
  * dist/<name>.bundle.cjs when it is fresh (at least as new as each build record its
  * <name>.bundle.json lists), else undefined. The tools' bins and the launcher's sentinel
- * (sentinel-main.bundle.cjs) ask it.
+ * (its bundled cleanup, scripts/bundle-bins.mjs) ask it.
  */
 export function freshBundle(dist: string, name: string): string | undefined {
   try {

@@ -167,11 +167,7 @@ t.test('the launcher spawns nothing but podman (via sandbox-run), ssh and its pr
     'the request crosses as JSON on stdin, never as a command',
   );
   const sentinel = await readFile(path.join(src, 'recovery', 'sentinel.ts'), 'utf8');
-  t.match(
-    sentinel,
-    /process\.execPath, sentinelEntry\(\), recordFile, root\]/,
-    "the sentinel only ever execs the launcher's own cleanup",
-  );
+  t.match(sentinel, /process\.execPath, sentinelEntry\(\), recordFile, root\]/, "the sentinel only ever execs the launcher's own cleanup");
   t.match(
     sentinel,
     /return freshBundle\(dist, 'sentinel-main'\) \?\? path\.join\(dist, 'sentinel-main\.js'\);/,
