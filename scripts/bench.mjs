@@ -14,7 +14,7 @@
 //              [--versus IMAGE]  (sections 1, 12: the same cases with another image, side by side)
 //              [--agents IMAGE]  (section 1: Claude Code's `--version` through the launcher and hand-written, in that image)
 //              [--quiet-seconds N] [--quiet-files N,...]        (section 13, default 60; 10, 100000 and 1000000 always)
-//              [--quiet-pairs N]  (section 13: pairs of sessions per size, default 1; the median is the row's)
+//              [--quiet-pairs N]  (section 13: windows per size, each a session and a hand-written run side by side; default 1, the median is the row's)
 //
 // 1 session overhead: `agent-sandbox run -- true` vs a bare `podman run --rm` of the same argv
 // 2 each executable's cold start vs `node -e 0`
@@ -28,7 +28,7 @@
 // 10 floods: the broker (distinct names, one denied name) and empty files; RSS, log, overshoot
 // 11 where one run of /bin/true spends its time, step by step (the launcher's marks, podman's events)
 // 12 the container side before the agent: entrypoint, cred-stage install, relay (wall, container CPU)
-// 13 a quiet session's supervision: the launcher's CPU per minute while its agent sleeps
+// 13 a quiet session's supervision: the launcher's CPU per minute over a window in the middle of its agent's sleep
 import { existsSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
