@@ -8,10 +8,15 @@
  * at least as new as the build record (tsconfig.tsbuildinfo) of every package it was built
  * from (listed beside it in <name>.bundle.json); otherwise the unbundled ES module
  * dist/cli.js runs, so a package rebuilt with `tsc -b` alone never runs stale bundled code.
+ * A shim that opts in compiles its bundle with a V8 code cache kept in the user's own state
+ * (code-cache.cts says when one is used, and when it is refused).
  */
 import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { Module, createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { Script } from 'node:vm';
+import { codeCacheDir, codeCacheSlot, readCodeCache, readSource, writeCodeCache } from './code-cache.cjs';
 
 export interface BinEntry {
   kind: 'bundle' | 'unbundled';
@@ -47,12 +52,65 @@ interface ToolModule {
   run(): Promise<void>;
 }
 
+export interface BinOptions {
+  /** Compile the bundle with a V8 code cache of the command (code-cache.cts). */
+  codeCache?: boolean;
+}
+
+/** A compiled bundle, and what to do once the process ends (write its cache), if anything. */
+interface Compiled {
+  script: Script;
+  atExit?: () => void;
+}
+
+/** The bundle compiled with its cache, or undefined when it gets none (then plain `require`). */
+function compileCached(file: string, tool: string): Compiled | undefined {
+  const uid = process.getuid?.();
+  const dir = codeCacheDir(process.env, tool);
+  if (uid === undefined || dir === undefined) return undefined;
+  const source = readSource(file);
+  const slot = source === undefined ? undefined : codeCacheSlot(dir, process.argv[2], source);
+  if (source === undefined || slot === undefined) return undefined;
+  const cachedData = readCodeCache(slot, uid);
+  // Module.wrap puts the wrapper on the source's first line: line numbers stay the file's.
+  const script = new Script(Module.wrap(source.text), { filename: file, cachedData });
+  if (cachedData !== undefined && !script.cachedDataRejected) return { script };
+  return { script, atExit: () => writeCodeCache(slot, script.createCachedData(), uid) };
+}
+
+/** Requires the bundle, through its code cache when the shim asks for one and one may be used. */
+function requireBundle(file: string, tool: string, options: BinOptions): ToolModule {
+  let compiled: Compiled | undefined;
+  try {
+    compiled = options.codeCache === true ? compileCached(file, tool) : undefined;
+  } catch {
+    compiled = undefined; // any doubt: node's own require compiles it
+  }
+  if (compiled === undefined) return require(file) as ToolModule;
+  const { atExit } = compiled;
+  if (atExit !== undefined) {
+    process.once('exit', () => {
+      try {
+        atExit();
+      } catch {
+        // no cache this time
+      }
+    });
+  }
+  const bundle = new Module(file, module);
+  bundle.filename = file;
+  const wrapper = compiled.script.runInThisContext() as (...args: unknown[]) => void;
+  wrapper.call(bundle.exports, bundle.exports, createRequire(file), bundle, file, path.dirname(file));
+  bundle.loaded = true;
+  return bundle.exports as ToolModule;
+}
+
 /** Loads the tool's entry and runs it; the only thing a bin shim calls. */
-export function runBin(shimPath: string, tool: string): void {
+export function runBin(shimPath: string, tool: string, options: BinOptions = {}): void {
   const entry = binEntry(shimPath, tool);
   const loaded: Promise<ToolModule> =
     entry.kind === 'bundle'
-      ? Promise.resolve().then(() => require(entry.file) as ToolModule)
+      ? Promise.resolve().then(() => requireBundle(entry.file, tool, options))
       : (import(pathToFileURL(entry.file).href) as Promise<ToolModule>);
   loaded
     .then((cli) => cli.run())

@@ -2,7 +2,7 @@
 // else the unbundled entry; the bundle runs as node's own CommonJS module, import() included
 // (the launcher loads execa that way).
 import t from 'tap';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,4 +75,53 @@ t.test('a stale bundle never runs: the unbundled entry does', async (t) => {
   fx.at(fx.record, 3_000);
   const result = await runShim(fx.shim);
   t.equal(result.stdout, 'unbundled', result.stderr);
+});
+
+/** The fake tool's shim as the launcher's is written (codeCache), run with `command` and a home of its own. */
+async function cachedTool(t: { teardown(fn: () => void): void }, bundleText: string) {
+  const fx = await fakeTool(t);
+  writeFileSync(fx.shim, `require(${JSON.stringify(binEntryModule)}).runBin(__filename, 'fake', { codeCache: true });\n`);
+  writeFileSync(fx.bundle, bundleText);
+  fx.at(fx.bundle, 2_000);
+  const home = path.join(fx.root, 'home');
+  mkdirSync(home, { mode: 0o700 });
+  const cache = path.join(home, '.local', 'state', 'fake', 'code-cache', 'run.cache');
+  const run = () => execa(process.execPath, [fx.shim, 'run'], { reject: false, env: { HOME: home }, extendEnv: false });
+  return { ...fx, cache, run };
+}
+
+t.test('a shim with codeCache: the first run writes the cache, the next uses it and leaves it', async (t) => {
+  const fx = await cachedTool(
+    t,
+    "exports.run = async () => { process.stdout.write(`cached ${__filename.endsWith('fake.bundle.cjs')} ${typeof require}`); };\n",
+  );
+  const first = await fx.run();
+  t.equal(first.stdout, 'cached true function', first.stderr);
+  t.equal(first.exitCode, 0);
+  const made = statSync(fx.cache);
+  t.equal(made.mode & 0o777, 0o600);
+  const second = await fx.run();
+  t.equal(second.stdout, 'cached true function', second.stderr);
+  t.equal(statSync(fx.cache).ino, made.ino, 'accepted: not written again');
+});
+
+t.test('a cache V8 rejects (its data garbage under a right key) only costs a compile, and is replaced', async (t) => {
+  const fx = await cachedTool(t, "exports.run = async () => { process.stdout.write('ran'); };\n");
+  await fx.run();
+  const text = readFileSync(fx.cache);
+  const header = text.subarray(0, text.indexOf(10) + 1);
+  writeFileSync(fx.cache, Buffer.concat([header, Buffer.alloc(4096, 7)]), { mode: 0o600 });
+  const planted = statSync(fx.cache).ino;
+  const result = await fx.run();
+  t.equal(result.stdout, 'ran', result.stderr);
+  t.not(statSync(fx.cache).ino, planted, 'rewritten');
+});
+
+t.test('with the cache, errors name the bundle and its own line numbers; exit code as before', async (t) => {
+  const fx = await cachedTool(t, "exports.run = async () => {\n  throw new Error('boom');\n};\n");
+  for (const pass of ['first', 'cached']) {
+    const result = await fx.run();
+    t.equal(result.exitCode, 91, pass);
+    t.match(result.stderr, /fake: internal error: Error: boom\n\s+at exports\.run \(.*fake\.bundle\.cjs:2:9\)/, pass);
+  }
 });
