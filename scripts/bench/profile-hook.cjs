@@ -27,6 +27,31 @@ Module._load = function (request, ...rest) {
   return loaded;
 };
 
+// A shim with the code cache (lib/shared/src/bin-entry.cts) compiles the bundle with vm.Script
+// and calls its wrapper: the load is from the compile's start to the wrapper's return.
+const vm = require('node:vm');
+vm.Script = class extends vm.Script {
+  constructor(code, options) {
+    const start = now();
+    super(code, options);
+    this.profileStart = start;
+    this.profileFile = typeof options === 'object' && options !== null ? options.filename : undefined;
+  }
+  runInThisContext(...args) {
+    const wrapper = super.runInThisContext(...args);
+    if (!/\.bundle\.cjs$/.test(this.profileFile ?? '') || typeof wrapper !== 'function') return wrapper;
+    const start = this.profileStart;
+    const cached = this.cachedDataRejected === false ? 'cached' : 'compiled';
+    return function (...rest) {
+      try {
+        return wrapper.apply(this, rest);
+      } finally {
+        note(start, `bundle-load ${(now() - start).toFixed(1)} ${cached}`);
+      }
+    };
+  }
+};
+
 for (const name of ['spawn', 'execFile']) {
   const original = cp[name];
   cp[name] = function (cmd, argv, ...rest) {

@@ -143,6 +143,9 @@ export async function runProfile() {
     for (const [name, ms] of Object.entries(figures)) if (ms !== undefined) (table[mode][name] ??= []).push(ms);
   }
   report(table, options.runs);
+  // profile-hook.cjs says how the bundle was loaded: from the launcher's V8 code cache or compiled.
+  const cached = runs.filter(({ line }) => line.events.some((e) => /^bundle-load \S+ cached$/.test(e.what))).length;
+  console.log(`   the bundle loaded from its code cache in ${cached} of ${runs.length} runs`);
   return Object.fromEntries(
     Object.entries(table).map(([mode, t]) => [mode, Object.fromEntries(Object.entries(t).map(([k, xs]) => [k, median(xs)]))]),
   );
