@@ -17,28 +17,12 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Script } from 'node:vm';
 import { codeCacheDir, codeCacheSlot, readCodeCache, readSource, writeCodeCache } from './code-cache.cjs';
+import { freshBundle } from './fresh-bundle.cjs';
 
 export interface BinEntry {
   kind: 'bundle' | 'unbundled';
   /** Absolute path of the file to run. */
   file: string;
-}
-
-/**
- * dist/<name>.bundle.cjs when it is fresh (at least as new as each build record its
- * <name>.bundle.json lists), else undefined. The tools' bins and the launcher's sentinel
- * (its bundled cleanup, scripts/bundle-bins.mjs) ask it.
- */
-export function freshBundle(dist: string, name: string): string | undefined {
-  try {
-    const bundle = path.join(dist, `${name}.bundle.cjs`);
-    const built = statSync(bundle).mtimeMs;
-    const { inputs } = JSON.parse(readFileSync(path.join(dist, `${name}.bundle.json`), 'utf8')) as { inputs: string[] };
-    if (inputs.length > 0 && inputs.every((file) => statSync(path.join(dist, file)).mtimeMs <= built)) return bundle;
-  } catch {
-    // no bundle, no manifest, or a build record is gone: the unbundled entry
-  }
-  return undefined;
 }
 
 /** Which file runs for `tool`, given the shim's path (it may be reached through a symlink). */

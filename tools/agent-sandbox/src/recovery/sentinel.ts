@@ -13,7 +13,7 @@
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { spawn } from 'node:child_process';
-import { freshBundle } from '@agent-sandbox/shared/bin-entry';
+import { freshBundle } from '@agent-sandbox/shared/fresh-bundle';
 import { systemPath } from '@agent-sandbox/shared/podman';
 import type { HeldLock } from '@agent-sandbox/shared/flock';
 import { distDir } from '../package-dir.js';
