@@ -11,7 +11,7 @@
 // yargs is in the bundle, behind the import() of lib/shared's parse-argv: esbuild wraps what a
 // dynamic import loads in a function run on the first import(), so a start that parses no argv
 // only reads its text (checked below: checkParserLazy).
-// A bundle has no import() of a named module: a shim may compile it with node's vm (the launcher's, with
+// A bundle has no import() of its own: a shim may compile it with node's vm (the launcher's, with
 // its code cache: lib/shared/src/code-cache.cts), and code compiled so cannot import() in node 20
 // without a flag. Each import() of a lazy package becomes a call of <name>.import.cjs, written
 // beside the bundle, an ordinary CommonJS module whose import() resolves from the same directory.
@@ -86,13 +86,12 @@ const stringWidthLazy = {
 
 /**
  * Turns the bundle's import() of lazy packages into calls of its import helper; any other
- * import() of a named module is an error. An import() of a computed URL is left: the one there
- * is (bin-entry's unbundled path, in the bundles that use its freshBundle) never runs in a bundle.
+ * import() left in the bundle is an error.
  */
 function importThroughHelper(name, outfile) {
   const quoted = lazyPackages.map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
   const text = readFileSync(outfile, 'utf8').replace(new RegExp(`\\bimport\\((["'])(${quoted})\\1\\)`, 'g'), '__importExternal($1$2$1)');
-  if (/\bimport\((["'`])/.test(text)) throw new Error(`${path.basename(outfile)}: an import() the import helper does not serve`);
+  if (/\bimport\(/.test(text)) throw new Error(`${path.basename(outfile)}: an import() the import helper does not serve`);
   writeFileSync(outfile, text);
   writeFileSync(
     path.join(path.dirname(outfile), `${name}.import.cjs`),
