@@ -14,7 +14,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import { runPodman } from '@agent-sandbox/shared/podman';
-import { containerName, hardeningFlags, type Teardown } from '@agent-sandbox/testkit';
+import { containerName, hardeningFlags, settledWithin, type Teardown } from '@agent-sandbox/testkit';
 import { hostGit, type GitKind } from './git-attacks.js';
 import { sentinelPids } from './lifecycle.js';
 import {
@@ -24,7 +24,6 @@ import {
   launcherCommand,
   ledgerLines,
   sleep,
-  within,
   waitFor,
   type LaunchEnd,
   type SessionRoot,
@@ -236,7 +235,7 @@ export async function killAfterCommit(t: Teardown, r: SessionRoot, kind: GitKind
   else await sleep(2000);
   const branchBeforeNextStart = (await hostGit(r.base, s.repo, ['rev-parse', s.branch])).stdout.trim();
   const nextStart = await launcherCommand(r, s.ws, 'plan', s.flags);
-  await within(run.done, 30_000);
+  await settledWithin(run.done, 30_000);
   const log = await hostGit(r.base, s.repo, ['log', '--format=%s', s.branch]);
   return {
     committed,

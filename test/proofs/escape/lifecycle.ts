@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, readFileSync, statfsSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import { scratchDirsOf, sentinelPidsOf, sessionImage, type Teardown } from '@agent-sandbox/testkit';
+import { scratchDirsOf, sentinelPidsOf, sessionImage, settledWithin, type Teardown } from '@agent-sandbox/testkit';
 import { runPodman } from '@agent-sandbox/shared/podman';
 import {
   addWorkspace,
@@ -17,7 +17,6 @@ import {
   sessionRoot,
   sleep,
   waitFor,
-  within,
   type LaunchEnd,
   type SessionRoot,
   type Workspace,
@@ -140,7 +139,7 @@ export async function killLauncher(t: Teardown, label: string, alsoSentinel: boo
   if (podmanRemoved) out.podmanRemoveMs = await podmanRemoved;
   const abandoned = ledgerLines(ws).filter((l) => l['reason'] === 'abandoned');
   if (!alsoSentinel) out.nextStart = await launcherCommand(r, ws, 'plan');
-  await within(done, 30_000 * patience);
+  await settledWithin(done, 30_000 * patience);
   const home = path.join(r.root, 'homes', ws.id, '.codex', 'auth.json');
   const leftovers = [path.join(r.root, 'sessions', `${ws.id}.json`), cidfileOf(ws.id), parentCgroup].filter((p) => existsSync(p));
   // podman's working directories of the killed launcher and sentinel (named with their pids).

@@ -10,7 +10,7 @@ import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rm
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { entrypointLogName } from '@agent-sandbox/shared/container-layout';
-import { runBin, type Teardown } from '@agent-sandbox/testkit';
+import { runBin, settledWithin, type Teardown } from '@agent-sandbox/testkit';
 import { sentinelPids } from './lifecycle.js';
 import {
   addWorkspace,
@@ -20,7 +20,6 @@ import {
   ledgerLines,
   sessionRoot,
   sleep,
-  within,
   waitFor,
   type LaunchEnd,
   type SessionRoot,
@@ -179,7 +178,7 @@ export async function plantSession(t: Teardown, c: PlantCase, mode: PlantMode): 
     process.kill(run.pid, 'SIGKILL');
     for (const pid of sentinels) process.kill(pid, 'SIGKILL');
     end = await launcherCommand(r, ws, 'plan');
-    agentStdout = (await within(run.done, 30_000))?.stdout ?? '';
+    agentStdout = (await settledWithin(run.done, 30_000))?.stdout ?? '';
   }
   const recorded = existsSync(path.join(ws.path, '.astest', 'planted.txt'))
     ? readFileSync(path.join(ws.path, '.astest', 'planted.txt'), 'utf8')

@@ -25,22 +25,6 @@ export { agentUid };
 export const helperDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'escape');
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 /**
- * `p`'s value, or undefined once `ms` have passed. The timer is cleared when `p` settles first: a
- * bare \`Promise.race([p, sleep(ms)])\` leaves it pending, and node does not exit until it fires
- * (in the guest a 300 s wait held the escape file open for minutes after its last test).
- */
-export async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<undefined>((resolve) => {
-    timer = setTimeout(resolve, ms, undefined);
-  });
-  try {
-    return await Promise.race([p, timedOut]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-/**
  * How many times longer the suite waits: 10 in the VM tier's guest (AGENT_SANDBOX_TIER=vm, set
  * by vm/guest/run-in-guest.sh), where CPU emulation makes everything 10-20 times slower, 1 on
  * the host. It widens the waits and timeouts, and the two time bounds the kill and --timeout
