@@ -10,6 +10,7 @@
 //              [--refs N]                                       (sections 3, 9)
 //              [--big-gib N]                                    (section 9, default 1)
 //              [--flood-seconds N]                              (section 10, default 300)
+//              [--floods distinct,identical,relay,files]        (section 10: which floods; default all)
 //              [--image IMAGE]   (default localhost/agent-sandbox:latest; it must have egress-relay)
 //              [--versus IMAGE]  (sections 1, 12: the same cases with another image, side by side)
 //              [--agents IMAGE]  (section 1: Claude Code's `--version` through the launcher and hand-written, in that image)
@@ -25,7 +26,7 @@
 // 7 the soak: 64 sessions at once with every kind of ending; reasons, leftovers, host latency
 // 8 the disk ceiling's overshoot: a writer with no end under --disk 256m, idle and loaded
 // 9 the session's git store: prepare and import for this project's history and a 1 GiB repository; per-ref costs
-// 10 floods: the broker (distinct names, one denied name) and empty files; RSS, log, overshoot
+// 10 floods: the broker (distinct names, one denied name, distinct names through the relay) and empty files; RSS, log, overshoot
 // 11 where one run of /bin/true spends its time, step by step (the launcher's marks, podman's events)
 // 12 the container side before the agent: entrypoint, cred-stage install, relay (wall, container CPU)
 // 13 a quiet session's supervision: the launcher's CPU per minute over a window in the middle of its agent's sleep

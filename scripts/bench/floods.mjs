@@ -1,8 +1,10 @@
 // Section 9: floods of what crosses back to the host (issue 24), each a session through the
 // launcher, for --flood-seconds (default 300):
 //   - CONNECTs to a new name each time, and to one denied name, on 1 000 connections at once
-//     straight to the broker's socket: the launcher's RSS and CPU over time, the attempt log's
-//     size over time, the ledger line's size;
+//     straight to the broker's socket, and to a new name each time through the session's relay
+//     (socat on 127.0.0.1:3128, where HTTPS_PROXY points, at most half of --pids connections at
+//     once; the rest wait in its listen queue): the launcher's RSS and CPU over time, the attempt
+//     log's size over time, the ledger line's size, the session's end;
 //   - empty files in a loop under the default --disk (8g: 524 288 files) until the ceiling, and
 //     under --disk 1g several times: the overshoot of the file ceiling at the decision and after
 //     the stop, and the launcher's RSS.
@@ -69,22 +71,34 @@ function overTime(samples, step) {
     .join(' | ');
 }
 
+/** The floods `--floods` names: straight to the broker's socket, or through the relay. */
+const egressCases = [
+  { name: 'distinct', mode: 'distinct', target: [] },
+  { name: 'identical', mode: 'identical', target: [] },
+  { name: 'relay', mode: 'distinct', target: ['tcp:127.0.0.1:3128'] },
+];
+
 async function egressFloods(root, ledger, seconds) {
   const out = {};
-  for (const mode of ['distinct', 'identical']) {
-    const r = await floodSession(root, `${tag}-f${mode}`, ledger, ['--timeout', `${seconds + 120}s`], (inside) => [
+  for (const { name, mode, target } of egressCases.filter((c) => options.floods.has(c.name))) {
+    const r = await floodSession(root, `${tag}-f${name}`, ledger, ['--timeout', `${seconds + 120}s`], (inside) => [
       `${inside}/egress-flood.js`,
       mode,
       String(seconds),
       '1000',
+      ...target,
     ]);
     const s = r.line?.egress?.summary ?? {};
     const sent = /flood sent=(\d+)/.exec(r.stdout)?.[1];
+    const statuses = /statuses=(\S*)/.exec(r.stdout)?.[1];
+    const how = name === 'relay' ? 'distinct names through the relay' : `${mode} names`;
     console.log(
-      `   ${mode} names, ${seconds} s: ${sent} sent, ${s.attempts} counted (${s.rate?.delayed} paced at ${s.rate?.perSecond}/s, ${s.refused?.find((x) => x.rule === 'too-many-connections')?.count ?? 0} refused unread); ledger line ${r.lineBytes.join(', ')} B; attempt log ${s.log?.bytes} B${s.log?.capped ? ' (capped)' : ''}; launcher peak ${r.peakMiB.toFixed(0)} MiB, CPU ${r.samples.at(-1)?.cpuS.toFixed(1)} s in ${(r.wall / 1000).toFixed(0)} s`,
+      `   ${how}, ${seconds} s: ${r.line?.reason} (exit ${r.end.code}); ${sent} sent (answers ${statuses}), ${s.attempts} counted (${s.rate?.delayed} paced at ${s.rate?.perSecond}/s, ${s.refused?.find((x) => x.rule === 'too-many-connections')?.count ?? 0} refused unread); ledger line ${r.lineBytes.join(', ')} B; attempt log ${s.log?.bytes} B${s.log?.capped ? ' (capped)' : ''}; launcher peak ${r.peakMiB.toFixed(0)} MiB, CPU ${r.samples.at(-1)?.cpuS.toFixed(1)} s in ${(r.wall / 1000).toFixed(0)} s`,
     );
     console.log(`     over time: ${overTime(r.samples, Math.max(1, Math.round(seconds / 10)))}`);
-    out[mode] = {
+    out[name] = {
+      reason: r.line?.reason,
+      statuses,
       sent: Number(sent),
       attempts: s.attempts,
       rate: s.rate,
@@ -142,6 +156,6 @@ export async function floods() {
   const ledger = path.join(base, 'state', 'floods.jsonl');
   console.log(`\n10. floods (${seconds} s each): the broker with 1 000 connections at once, then empty files`);
   const egress = await egressFloods(root, ledger, seconds);
-  const files = await filesFloods(root, ledger, seconds);
+  const files = options.floods.has('files') ? await filesFloods(root, ledger, seconds) : undefined;
   return { seconds, egress, files };
 }
