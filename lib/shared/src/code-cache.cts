@@ -197,7 +197,15 @@ export function writeCodeCache(slot: CodeCacheSlot, data: Buffer, uid: number): 
   const temp = path.join(path.dirname(slot.file), `.${path.basename(slot.file)}.${process.pid}.tmp`);
   try {
     if (!madeTrusted(slot.dir, uid)) return false;
-    writeFileSync(temp, Buffer.concat([Buffer.from(`${slot.key}\n`), data]), { mode: 0o600, flag: 'wx' });
+    // The key, then the data: no copy of the data joined to its key (it is about 1 MB, and the
+    // first run of a command writes it at its exit, where its memory peaks).
+    const fd = openSync(temp, 'wx', 0o600);
+    try {
+      writeFileSync(fd, `${slot.key}\n`);
+      writeFileSync(fd, data);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(temp, slot.file);
     return true;
   } catch {
