@@ -47,17 +47,23 @@ interface Compiled {
   atExit?: () => void;
 }
 
+/**
+ * The CommonJS wrapper, as node's loader puts it around a module (Module.wrap), its head on the
+ * module's first line so that line numbers stay the file's. readSource reads the bundle inside it.
+ */
+const wrapperHead = '(function (exports, require, module, __filename, __dirname) { ';
+const wrapperTail = '\n});';
+
 /** The bundle compiled with its cache, or undefined when it gets none (then plain `require`). */
 function compileCached(file: string, tool: string): Compiled | undefined {
   const uid = process.getuid?.();
   const dir = codeCacheDir(process.env, tool);
   if (uid === undefined || dir === undefined) return undefined;
-  const source = readSource(file);
+  const source = readSource(file, wrapperHead, wrapperTail);
   const slot = source === undefined ? undefined : codeCacheSlot(dir, process.argv[2], source);
   if (source === undefined || slot === undefined) return undefined;
   const cachedData = readCodeCache(slot, uid);
-  // Module.wrap puts the wrapper on the source's first line: line numbers stay the file's.
-  const script = new Script(Module.wrap(source.text), { filename: file, cachedData });
+  const script = new Script(source.text, { filename: file, cachedData });
   if (cachedData !== undefined && !script.cachedDataRejected) return { script };
   return { script, atExit: () => writeCodeCache(slot, script.createCachedData(), uid) };
 }

@@ -19,7 +19,19 @@
  * Any doubt (a missing variable, a stat that fails, a key that differs) means no cache: the
  * bundle is compiled as a plain `require` would, and nothing is written where it was refused.
  */
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 
 /** Bumped when the file's layout changes. */
@@ -73,23 +85,48 @@ export function codeCacheSlot(dir: CodeCacheDir, command: string | undefined, so
 }
 
 export interface SourceFacts {
+  /** The file's text, with whatever was put around it. */
   text: string;
+  /** The file's own size. */
   size: number;
   mtimeNs: string;
   ino: string;
 }
 
-/** The bundle's text and the facts of the file it was read from (one descriptor; undefined if it changed meanwhile). */
-export function readSource(file: string): SourceFacts | undefined {
+/** Reads `size` bytes from the file's start into `bytes` at `at`; says how many it got (fewer at an early end). */
+function readAll(fd: number, bytes: Buffer, at: number, size: number): number {
+  let got = 0;
+  while (got < size) {
+    const n = readSync(fd, bytes, at + got, size - got, got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got;
+}
+
+/**
+ * The bundle's text, `head` and `tail` around it, and the facts of the file it was read from (one
+ * descriptor; undefined if it changed meanwhile). The text is made in one piece, decoded from one
+ * buffer holding head, file and tail: wrapping a text already read would keep a second copy of
+ * the 2 MB bundle in the heap until a full collection, which a short run never has (about 2 MiB
+ * of a launcher's private memory, docs/performance.md section 11).
+ */
+export function readSource(file: string, head = '', tail = ''): SourceFacts | undefined {
   const fd = openSync(file, constants.O_RDONLY);
   try {
     const before = fstatSync(fd, { bigint: true });
-    const text = readFileSync(fd, 'utf8');
+    const size = Number(before.size);
+    const start = Buffer.byteLength(head);
+    const bytes = Buffer.allocUnsafe(start + size + Buffer.byteLength(tail));
+    bytes.write(head, 0);
+    const got = readAll(fd, bytes, start, size);
+    bytes.write(tail, start + size);
     const after = fstatSync(fd, { bigint: true });
-    if (before.mtimeNs !== after.mtimeNs || before.size !== after.size || BigInt(Buffer.byteLength(text)) !== after.size) {
+    const text = bytes.toString('utf8');
+    if (got !== size || before.mtimeNs !== after.mtimeNs || after.size !== before.size || Buffer.byteLength(text) !== bytes.length) {
       return undefined;
     }
-    return { text, size: Number(after.size), mtimeNs: String(after.mtimeNs), ino: String(after.ino) };
+    return { text, size, mtimeNs: String(after.mtimeNs), ino: String(after.ino) };
   } finally {
     closeSync(fd);
   }
@@ -160,7 +197,15 @@ export function writeCodeCache(slot: CodeCacheSlot, data: Buffer, uid: number): 
   const temp = path.join(path.dirname(slot.file), `.${path.basename(slot.file)}.${process.pid}.tmp`);
   try {
     if (!madeTrusted(slot.dir, uid)) return false;
-    writeFileSync(temp, Buffer.concat([Buffer.from(`${slot.key}\n`), data]), { mode: 0o600, flag: 'wx' });
+    // The key, then the data: no copy of the data joined to its key (it is about 1 MB, and the
+    // first run of a command writes it at its exit, where its memory peaks).
+    const fd = openSync(temp, 'wx', 0o600);
+    try {
+      writeFileSync(fd, `${slot.key}\n`);
+      writeFileSync(fd, data);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(temp, slot.file);
     return true;
   } catch {

@@ -59,6 +59,16 @@ t.test('written once, read back; the directories made as the user alone has them
   t.same(readFileSync(fx.slot.file).subarray(0, fx.slot.key.length).toString(), fx.slot.key, 'the key heads the file');
 });
 
+t.test('the source read inside a wrapper: one text, keyed by the file alone', async (t) => {
+  const fx = fixture(t);
+  const wrapped = readSource(fx.bundle, '(function () { ', '\n});')!;
+  t.equal(wrapped.text, '(function () { exports.run = () => 1;\n\n});');
+  t.equal(wrapped.size, statSync(fx.bundle).size, "the file's own size");
+  t.equal(codeCacheSlot(fx.dir, 'run', wrapped)?.key, fx.slot.key, 'the same key as the bare text');
+  writeFileSync(fx.bundle, "exports.s = 'é';\n");
+  t.equal(readSource(fx.bundle, '{', '}')?.text, "{exports.s = 'é';\n}", 'UTF-8 decoded');
+});
+
 t.test('a key that does not fit is no cache: another command, another bundle', async (t) => {
   const fx = fixture(t);
   written(fx.slot);
