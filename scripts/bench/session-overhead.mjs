@@ -19,6 +19,7 @@ const named = {
   hand: 'podman run --rm, hand-written /bin/true',
   bareRelay: 'podman run --rm, same argv (relay)',
   bare: 'podman run --rm, same argv (no relay)',
+  bareNoCred: 'podman run --rm, same argv (no relay, nothing staged)',
   firstRun: 'first output: run --agent-bin /bin/echo',
   firstNone: 'first output: run --egress none',
   firstHand: 'first output: hand-written /bin/echo',
@@ -43,6 +44,10 @@ function agentsCases(root, id) {
 function cases(root, id, staged) {
   const withRelay = bareArgv(root, id, [], 'bare-relay', staged);
   const noRelay = bareArgv(root, id, ['--egress', 'none'], 'bare', staged);
+  // The same without the staged credential's mount: the entrypoint then skips cred-stage install.
+  const noCred = noRelay
+    .filter((a) => !(a.startsWith('--mount=') && a.includes('destination=/sandbox-secrets/')))
+    .map((a) => (a === `agent-sandbox-${tag}-bare` ? `agent-sandbox-${tag}-bare-nocred` : a));
   const hand = handWrittenArgv(root, id, 'hand', ['/bin/true']);
   const handEcho = handWrittenArgv(root, id, 'hand-echo', ['/bin/echo', 'first-output']);
   const echo = (extra) => () =>
@@ -55,6 +60,7 @@ function cases(root, id, staged) {
       [named.hand]: () => timed(hand[0], hand.slice(1), { env }),
       [named.bareRelay]: () => timed(withRelay[0], withRelay.slice(1), { env }),
       [named.bare]: () => timed(noRelay[0], noRelay.slice(1), { env }),
+      [named.bareNoCred]: () => timed(noCred[0], noCred.slice(1), { env }),
       [named.firstRun]: echo([]),
       [named.firstNone]: echo(['--egress', 'none']),
       [named.firstHand]: () => firstOutput(handEcho[0], handEcho.slice(1), { env }),
@@ -137,6 +143,8 @@ function report(r, ratios, ends, procs, bareProcs) {
   line('run --egress none / bare (no relay)', ratios.none);
   line('the image entrypoint without the relay: bare / hand-written', ratios.entrypoint);
   line('the relay in the container: bare / bare', ratios.relay);
+  line('cred-stage install in the container: bare / bare with nothing staged', ratios.credStage);
+  console.log(`   cred-stage install's share of a bare run: ${ratios.credStageMs.toFixed(0)} ms of wall (median difference)`);
   line('the broker, launcher side: run / run --egress none', ratios.brokerVsNone);
   console.log(
     `   podman processes per session: launcher ${procs.podman ?? 0}, bare ${bareProcs.podman ?? 0} (podman's own exit cleanup included in both)`,
@@ -183,6 +191,8 @@ export async function sessionOverhead() {
     none: m('none') / m('bare'),
     entrypoint: m('bare') / m('hand'),
     relay: m('bareRelay') / m('bare'),
+    credStage: m('bare') / m('bareNoCred'),
+    credStageMs: m('bare') - m('bareNoCred'),
     brokerVsNone: m('run') / m('none'),
     ...(options.agents ? { claude: m('claudeRun') / m('claudeHand') } : {}),
   };
