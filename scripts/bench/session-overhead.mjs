@@ -45,9 +45,9 @@ function cases(root, id, staged) {
   const withRelay = bareArgv(root, id, [], 'bare-relay', staged);
   const noRelay = bareArgv(root, id, ['--egress', 'none'], 'bare', staged);
   // The same without the staged credential's mount: the entrypoint then skips cred-stage install.
-  const noCred = noRelay
-    .filter((a) => !(a.startsWith('--mount=') && a.includes('destination=/sandbox-secrets/')))
-    .map((a) => (a === `agent-sandbox-${tag}-bare` ? `agent-sandbox-${tag}-bare-nocred` : a));
+  const noCred = bareArgv(root, id, ['--egress', 'none'], 'bare-nocred', staged).filter(
+    (a) => !(a.startsWith('--mount=') && a.includes('destination=/sandbox-secrets/')),
+  );
   const hand = handWrittenArgv(root, id, 'hand', ['/bin/true']);
   const handEcho = handWrittenArgv(root, id, 'hand-echo', ['/bin/echo', 'first-output']);
   const echo = (extra) => () =>

@@ -1,7 +1,8 @@
 /**
- * Waiting in tests, one way: `sleep`, `until`, which polls a condition and says what did not
- * happen when it gives up, and `settledWithin`, which waits for a promise up to a bound. A test that must not depend on time asserts the outcome, and uses the
- * bound only so a hang fails with a name instead of tap's file timeout.
+ * Waiting in tests, one way: `sleep`; `until`, which polls a condition and says what did not
+ * happen when it gives up; and `settledWithin`, which waits for a promise up to a bound. A test
+ * that must not depend on time asserts the outcome, and uses the bound only so a hang fails with
+ * a name instead of tap's file timeout.
  */
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -29,7 +30,7 @@ export async function within(ok: () => boolean | Promise<boolean>, ms: number, e
 
 /**
  * `p`'s value, or undefined once `ms` have passed. The timer is cleared when `p` settles first: a
- * bare \`Promise.race([p, sleep(ms)])\` leaves it pending, and node does not exit until it fires
+ * bare `Promise.race([p, sleep(ms)])` leaves it pending, and node does not exit until it fires
  * (in the VM tier's guest a 300 s wait held the escape file open for minutes after its last test).
  */
 export async function settledWithin<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
