@@ -11,6 +11,7 @@ import type { RunHooks } from '@agent-sandbox/sandbox-run';
 import type { EgressSummary } from '@agent-sandbox/shared/schemas/egress-proxy';
 import { parseSize } from '@agent-sandbox/shared/limits';
 import { forTerminal } from '@agent-sandbox/shared/terminal-text';
+import { collectStartGarbage } from '@agent-sandbox/shared/start-garbage';
 import { describeEgress } from '../egress/broker.js';
 import { describeGitAudit, type GitAudit } from '../git/audit.js';
 import type { SessionEnd } from '../ledger/verdict.js';
@@ -95,6 +96,7 @@ function runContainer(
       }),
     ...(logPath ? { alsoCounted: [logPath] } : {}),
     ...(io.faults ? { faults: io.faults } : {}),
+    onSettled: () => void collectStartGarbage(),
   });
 }
 

@@ -17,6 +17,7 @@ import { containerEnvOf, type SessionPlan } from './compose.js';
 import { freeInodes } from '../disk/usage.js';
 import { filesCeiling, watchDisk, type DiskUsage } from '../disk/watch.js';
 import { reach, type FaultHooks } from './faults.js';
+import { settleAfterStart } from './settle.js';
 
 export interface RunIo {
   stdio: NonNullable<RunHooks['stdio']>;
@@ -33,6 +34,12 @@ export interface RunIo {
   alsoCounted?: string[];
   /** After each walk of the disk watch (at least every 15 s): what it counted. */
   onDiskWalk?: (usage: DiskUsage) => void;
+  /**
+   * Once, when the start is over: `settleMs` (5 s unless given) after the later of the container's
+   * start and the end of the disk watch's first count. The launcher collects the start's garbage there.
+   */
+  onSettled?: () => void;
+  settleMs?: number;
 }
 
 export interface SessionRun {
@@ -89,10 +96,13 @@ function describeDiskExceeded(u: DiskUsage): string {
 /**
  * The stop sources: the wall-clock ceiling, the disk ceiling, and the caller's signal. Over the
  * disk ceiling `killNow` runs first (the container's processes killed through its cgroup), then
- * the stop as for every reason.
+ * the stop as for every reason. The disk watch's first count is also one of the two marks of the
+ * start's end (`io.onSettled`).
  */
 function stopSources(plan: SessionPlan, io: RunIo, killNow: () => void) {
   const stop = new AbortController();
+  let firstCount: () => void = () => {};
+  const counted = new Promise<void>((resolve) => (firstCount = resolve));
   const abort = (reason: string) => {
     if (!stop.signal.aborted) {
       io.log(`agent-sandbox: stopping session ${plan.identity.sessionId}: ${forTerminal(reason)}`);
@@ -120,16 +130,23 @@ function stopSources(plan: SessionPlan, io: RunIo, killNow: () => void) {
     ],
     limitBytes,
     limitFiles: filesCeiling(filesForDisk(limitBytes), freeInodes(plan.layout.root)),
-    ...(io.onDiskWalk ? { onWalk: io.onDiskWalk } : {}),
+    onWalk: (usage) => {
+      firstCount();
+      io.onDiskWalk?.(usage);
+    },
     onExceeded: (usage) => {
       killNow();
       io.log(`agent-sandbox: ${describeDiskExceeded(usage)}`);
       abort('disk-limit');
     },
   });
+  const settle = settleAfterStart(counted, io.onSettled, io.settleMs);
   return {
     signal: stop.signal,
+    /** The container started: the settle's clock begins. */
+    started: settle.started,
     async end(): Promise<DiskUsage> {
+      settle.ended();
       clearTimeout(timer);
       io.stop?.removeEventListener('abort', onOuter);
       return await disk.stop();
@@ -160,6 +177,7 @@ export async function runSession(plan: SessionPlan, acquired: Acquired, facts: R
         log: io.log,
         onStart: ({ pid }) => {
           io.onSpawn?.(pid);
+          sources.started();
           void reach(io.faults, 'started');
         },
       },
