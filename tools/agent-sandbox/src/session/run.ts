@@ -35,11 +35,10 @@ export interface RunIo {
   /** After each walk of the disk watch (at least every 15 s): what it counted. */
   onDiskWalk?: (usage: DiskUsage) => void;
   /**
-   * Once, when the start is over: `settleMs` (5 s unless given) after the later of the container's
-   * start and the end of the disk watch's first count. The launcher collects the start's garbage there.
+   * Once, when the start is over: 5 s after the later of the container's start and the end of the
+   * disk watch's first count (settle.ts). The launcher collects the start's garbage there.
    */
   onSettled?: () => void;
-  settleMs?: number;
 }
 
 export interface SessionRun {
@@ -140,7 +139,7 @@ function stopSources(plan: SessionPlan, io: RunIo, killNow: () => void) {
       abort('disk-limit');
     },
   });
-  const settle = settleAfterStart(counted, io.onSettled, io.settleMs);
+  const settle = settleAfterStart(counted, io.onSettled);
   return {
     signal: stop.signal,
     /** The container started: the settle's clock begins. */

@@ -10,8 +10,8 @@ const defaultSettleMs = 5000;
  * Calls `onSettled` once the start is over: the settle time after the later of the container's
  * start and the end of the disk watch's first count (on a big tree the count outlasts the start),
  * unless the session ended first (its end has work of its own to do). Counted from the later of
- * the two because that is when the launcher falls quiet, and V8 gives back the young generation
- * the start grew only in a collection made after a few quiet seconds.
+ * the two: on a big tree the first count outlasts the container's start, and a collection made
+ * before the count ended would leave the count's own garbage to V8's memory reducer.
  */
 export function settleAfterStart(
   counted: Promise<void>,
