@@ -136,7 +136,8 @@ t.test(
     // begun at the kill beside it, is added. Measured there with the sentinel's bundle, in CI: 35.5 s against a
     // bound of 64.0 s as root, 48.2 s against 73.4 s as uid 1000 (vm/suite.mjs prints each run's figures).
     const podmanShare = patience > 1 ? k.podmanRemoveMs : 0;
-    tt.ok(podmanShare !== undefined, `control: podman's own rm --force of a like container took ${k.podmanRemoveMs} ms`);
+    // Measured only where it is added to the bound (the host tier does not start the like container).
+    if (patience > 1) tt.ok(podmanShare !== undefined, `control: podman's own rm --force of a like container took ${k.podmanRemoveMs} ms`);
     const bound = 5000 * patience + (podmanShare ?? 0);
     tt.ok(
       k.goneAfterMs !== undefined && k.goneAfterMs <= bound,
