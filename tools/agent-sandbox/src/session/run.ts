@@ -100,8 +100,6 @@ function describeDiskExceeded(u: DiskUsage): string {
  */
 function stopSources(plan: SessionPlan, io: RunIo, killNow: () => void) {
   const stop = new AbortController();
-  let firstCount: () => void = () => {};
-  const counted = new Promise<void>((resolve) => (firstCount = resolve));
   const abort = (reason: string) => {
     if (!stop.signal.aborted) {
       io.log(`agent-sandbox: stopping session ${plan.identity.sessionId}: ${forTerminal(reason)}`);
@@ -115,6 +113,7 @@ function stopSources(plan: SessionPlan, io: RunIo, killNow: () => void) {
   if (io.stop?.aborted) onOuter();
   else io.stop?.addEventListener('abort', onOuter, { once: true });
   const limitBytes = parseSize('--disk', plan.identity.limits.disk);
+  const settle = settleAfterStart(io.onSettled);
   const disk = watchDisk({
     // The session's git store is its to write too (objects, refs): the same ceiling.
     // So are the upper layers over its caches (--cache): what it writes there is on this disk until
@@ -130,7 +129,7 @@ function stopSources(plan: SessionPlan, io: RunIo, killNow: () => void) {
     limitBytes,
     limitFiles: filesCeiling(filesForDisk(limitBytes), freeInodes(plan.layout.root)),
     onWalk: (usage) => {
-      firstCount();
+      settle.counted();
       io.onDiskWalk?.(usage);
     },
     onExceeded: (usage) => {
@@ -139,7 +138,6 @@ function stopSources(plan: SessionPlan, io: RunIo, killNow: () => void) {
       abort('disk-limit');
     },
   });
-  const settle = settleAfterStart(counted, io.onSettled);
   return {
     signal: stop.signal,
     /** The container started: the settle's clock begins. */

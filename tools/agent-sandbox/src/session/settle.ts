@@ -14,31 +14,29 @@ const defaultSettleMs = 5000;
  * before the count ended would leave the count's own garbage to V8's memory reducer.
  */
 export function settleAfterStart(
-  counted: Promise<void>,
   onSettled: (() => void) | undefined,
   settleMs = defaultSettleMs,
-): { started(): void; ended(): void } {
-  let over = false;
+): { started(): void; counted(): void; ended(): void } {
+  const marks = { started: false, counted: false, over: false };
   let timer: NodeJS.Timeout | undefined;
-  let containerStarted: () => void = () => {};
-  const started = new Promise<void>((resolve) => (containerStarted = resolve));
   const settled = () => {
     try {
-      if (!over) onSettled?.();
+      if (!marks.over) onSettled?.();
     } catch {
       // what is done at the settle only saves later work: its failure is not the session's
     }
   };
-  if (onSettled)
-    void Promise.all([started, counted]).then(() => {
-      if (over) return;
-      timer = setTimeout(settled, settleMs);
-      timer.unref();
-    });
+  const mark = (which: 'started' | 'counted') => {
+    marks[which] = true;
+    if (!onSettled || timer || marks.over || !marks.started || !marks.counted) return;
+    timer = setTimeout(settled, settleMs);
+    timer.unref();
+  };
   return {
-    started: () => containerStarted(),
+    started: () => mark('started'),
+    counted: () => mark('counted'),
     ended() {
-      over = true;
+      marks.over = true;
       clearTimeout(timer);
     },
   };

@@ -7,23 +7,15 @@ import { settleAfterStart } from '../../dist/session/settle.js';
 const settleMs = 40;
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A first count that ends when the test says so. */
-function firstCount() {
-  let end: () => void = () => {};
-  const counted = new Promise<void>((resolve) => (end = resolve));
-  return { counted, end };
-}
-
 t.test('it runs once, the settle time after the later of the start and the first count', async (t) => {
   const calls: number[] = [];
   const began = Date.now();
-  const count = firstCount();
-  const settle = settleAfterStart(count.counted, () => calls.push(Date.now() - began), settleMs);
+  const settle = settleAfterStart(() => calls.push(Date.now() - began), settleMs);
   settle.started();
   await wait(settleMs * 2);
   t.same(calls, [], 'not while the first count runs, however long the container has run');
   const countEnded = Date.now() - began;
-  count.end();
+  settle.counted();
   settle.started(); // a second start mark changes nothing
   await wait(settleMs * 3);
   t.equal(calls.length, 1, 'once');
@@ -32,9 +24,8 @@ t.test('it runs once, the settle time after the later of the start and the first
 
 t.test('the count first, then the start: the settle time after the start', async (t) => {
   let called = 0;
-  const count = firstCount();
-  const settle = settleAfterStart(count.counted, () => called++, settleMs);
-  count.end();
+  const settle = settleAfterStart(() => called++, settleMs);
+  settle.counted();
   await wait(settleMs * 2);
   t.equal(called, 0, 'not before the container started');
   settle.started();
@@ -46,17 +37,17 @@ t.test('the count first, then the start: the settle time after the start', async
 
 t.test('a session that ended before its settle never runs it', async (t) => {
   let called = 0;
-  const count = firstCount();
-  const settle = settleAfterStart(count.counted, () => called++, settleMs);
+  const settle = settleAfterStart(() => called++, settleMs);
   settle.started();
-  count.end();
+  settle.counted();
   await wait(settleMs / 2);
   settle.ended();
   await wait(settleMs * 2);
   t.equal(called, 0, 'ended within the settle time: not run');
   let control = 0;
-  const other = settleAfterStart(Promise.resolve(), () => control++, settleMs);
+  const other = settleAfterStart(() => control++, settleMs);
   other.started();
+  other.counted();
   await wait(settleMs * 2);
   t.equal(control, 1, 'control: the same without the end runs it');
 });
@@ -67,15 +58,12 @@ t.test('a failure in what runs at the settle is not the session’s: nothing is 
   process.on('unhandledRejection', onRejection);
   t.teardown(() => process.off('unhandledRejection', onRejection));
   let ran = false;
-  const settle = settleAfterStart(
-    Promise.resolve(),
-    () => {
-      ran = true;
-      throw new Error('collector failed');
-    },
-    settleMs,
-  );
+  const settle = settleAfterStart(() => {
+    ran = true;
+    throw new Error('collector failed');
+  }, settleMs);
   settle.started();
+  settle.counted();
   await wait(settleMs * 3);
   t.ok(ran, 'it ran');
   t.same(rejections, [], 'no unhandled rejection');
